@@ -1,0 +1,92 @@
+# Config loading, validation and every helper the rules use. Nothing here runs a paper.
+import sys
+from pathlib import Path
+
+REPO = Path(workflow.basedir)
+# The package imports from src/ also where it is not installed (e.g. --sdm conda).
+sys.path.insert(0, str(REPO / "src"))
+
+from icml26 import grid, registry  # noqa: E402
+from icml26.config import load_paper_file, resolve_paper, validate_workflow_config  # noqa: E402
+from icml26.errors import Icml26Error  # noqa: E402
+
+CONFIG_DIR = REPO / "config"
+ENV = "../envs/icml26.yaml"
+
+
+def load_config(raw):
+    """Validated workflow config and each selected paper's resolved config, or one clear line."""
+    try:
+        cfg = validate_workflow_config(raw, CONFIG_DIR)
+        papers = {slug: resolve_paper(slug, cfg, CONFIG_DIR) for slug in cfg["papers"]}
+        for paper_cfg in papers.values():
+            registry.check_config_against_module(paper_cfg)
+            grid.runs(paper_cfg)
+    except Icml26Error as err:
+        print(f"invalid config: {err}", file=sys.stderr)
+        sys.exit(1)
+    return cfg, papers
+
+
+CONFIG, PAPER_CFG = load_config(config)
+SCALE = CONFIG["scale"]
+PAPERS = list(PAPER_CFG)
+
+
+wildcard_constraints:
+    paper="|".join(PAPERS) if PAPERS else "none",
+    shard=r"[A-Za-z0-9.+~-]+",
+
+
+def paper_params(wildcards):
+    """The paper's resolved config: a change reruns only that paper's jobs."""
+    return PAPER_CFG[wildcards.paper]
+
+
+def train_shards(paper):
+    return grid.shards(PAPER_CFG[paper])
+
+
+def shard_curves(wildcards):
+    return [f"results/{wildcards.paper}/train/{s}.csv" for s in train_shards(wildcards.paper)]
+
+
+def shard_evals(wildcards):
+    return [f"results/{wildcards.paper}/eval/{s}.csv" for s in train_shards(wildcards.paper)]
+
+
+def headline_figures(wildcards):
+    """Name of each paper's headline figure (the first one its config lists)."""
+    return {p: next(iter(PAPER_CFG[p]["figures"])) for p in PAPERS}
+
+
+def claims_files(wildcards):
+    return [f"results/{p}/claims.json" for p in PAPERS]
+
+
+def metrics_files(wildcards):
+    return [f"results/{p}/metrics.csv" for p in PAPERS]
+
+
+RESOURCES = {
+    p: load_paper_file(p, CONFIG_DIR).get("resources", {}).get(SCALE, {}) for p in PAPERS
+}
+
+
+def train_mem_mb(wildcards):
+    """Train-job memory of the paper at this scale (config/papers/<slug>.yaml: resources)."""
+    return RESOURCES[wildcards.paper].get("mem_mb", 2000)
+
+
+def train_runtime(wildcards):
+    """Train-job time limit in minutes of the paper at this scale."""
+    return RESOURCES[wildcards.paper].get("runtime", 30)
+
+
+def train_gpus(wildcards):
+    """GPUs a train job asks for (only papers that declare one at this scale)."""
+    return RESOURCES[wildcards.paper].get("gpu", 0)
+
+
+def all_outputs():
+    return ["results/index.html", "results/claims.csv", "results/runs.csv"]

@@ -1,0 +1,22 @@
+rule evaluate:
+    """Metrics of every run of one shard: one row per run."""
+    input:
+        data="results/{paper}/data.npz",
+        state="results/{paper}/train/{shard}.npz",
+        curves="results/{paper}/train/{shard}.csv",
+    output:
+        metrics="results/{paper}/eval/{shard}.csv",
+    params:
+        cfg=paper_params,
+    log:
+        "logs/{paper}/evaluate_{shard}.log",
+    benchmark:
+        f"benchmarks/{SCALE}/{{paper}}/evaluate_{{shard}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/evaluate.py"

@@ -1,0 +1,56 @@
+rule report:
+    """Claims with verdicts, figures, metrics with intervals over seeds, and the paper's page."""
+    input:
+        evals=shard_evals,
+        curves=shard_curves,
+    output:
+        metrics="results/{paper}/metrics.csv",
+        summary="results/{paper}/metrics_summary.csv",
+        claims="results/{paper}/claims.json",
+        report_md="results/{paper}/report.md",
+        report_html="results/{paper}/report.html",
+        figures=report(
+            directory("results/{paper}/figures"),
+            patterns=["{name}.png"],
+            category="{paper}",
+            labels={"paper": "{paper}", "figure": "{name}"},
+        ),
+    params:
+        cfg=paper_params,
+    log:
+        "logs/{paper}/report.log",
+    benchmark:
+        f"benchmarks/{SCALE}/{{paper}}/report.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/report.py"
+
+
+rule summary:
+    """The summary page over all papers built, and the tables other tools read."""
+    input:
+        claims=claims_files,
+        metrics=metrics_files,
+    output:
+        index="results/index.html",
+        claims_csv="results/claims.csv",
+        runs_csv="results/runs.csv",
+    params:
+        headlines=headline_figures,
+    log:
+        "logs/summary.log",
+    benchmark:
+        f"benchmarks/{SCALE}/summary.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    conda:
+        ENV
+    script:
+        "../workflow/scripts/summary.py"

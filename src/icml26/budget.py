@@ -1,0 +1,62 @@
+"""CPU seconds per paper and scale, from Snakemake's benchmark files, against the budgets.
+
+    python -m icml26.budget [benchmarks]      (or: make budget)
+
+A job's CPU seconds are the larger of its sampled ``cpu_time`` and its wall time ``s``:
+psutil samples CPU time once a second, so very short jobs report 0; for single-threaded
+jobs wall time is the honest upper bound, and multi-threaded jobs report more CPU than wall.
+Job start-up (interpreter, imports) is inside every benchmark.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+BUDGETS = {"smoke": 15.0, "default": 120.0}
+
+
+def job_seconds(tsv: Path) -> float:
+    lines = tsv.read_text().strip().splitlines()
+    header = lines[0].split("\t")
+    values = lines[-1].split("\t")
+    row = dict(zip(header, values))
+    cpu = float(row.get("cpu_time", 0) or 0)
+    wall = float(row.get("s", 0) or 0)
+    return max(cpu, wall)
+
+
+def table(bench_dir: Path) -> list[dict]:
+    rows = []
+    for scale_dir in sorted(p for p in bench_dir.iterdir() if p.is_dir()):
+        for paper_dir in sorted(p for p in scale_dir.iterdir() if p.is_dir()):
+            files = sorted(paper_dir.glob("*.tsv"))
+            total = sum(job_seconds(f) for f in files)
+            budget = BUDGETS.get(scale_dir.name)
+            rows.append({
+                "paper": paper_dir.name, "scale": scale_dir.name, "jobs": len(files),
+                "cpu_s": round(total, 1), "budget_s": budget,
+                "ok": None if budget is None else total <= budget,
+            })
+    return rows
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    bench_dir = Path(argv[0] if argv else "benchmarks")
+    if not bench_dir.is_dir():
+        print(f"no benchmarks at {bench_dir}: run the workflow first (make smoke / make reproduce)")
+        return 1
+    rows = table(bench_dir)
+    print("| paper | scale | jobs | CPU s | budget s | within |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        within = "–" if r["ok"] is None else ("yes" if r["ok"] else "**NO**")
+        budget = "–" if r["budget_s"] is None else f"{r['budget_s']:.0f}"
+        print(f"| {r['paper']} | {r['scale']} | {r['jobs']} | {r['cpu_s']:.1f} | {budget} | "
+              f"{within} |")
+    return 0 if all(r["ok"] is not False for r in rows) else 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

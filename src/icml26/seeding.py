@@ -1,0 +1,38 @@
+"""Seeds and devices. Seeds derive from names (see grid.Run.rng_seed), never from global state."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+
+def derive_seed(*parts) -> int:
+    text = "|".join(str(p) for p in parts)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def rng(*parts) -> np.random.Generator:
+    """A numpy Generator seeded from the given names and numbers."""
+    return np.random.default_rng(derive_seed(*parts))
+
+
+def torch_device(name: str = "auto"):
+    """The torch device for config ``device`` (auto | cpu | cuda); imports torch lazily."""
+    import torch
+
+    if name not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"device {name!r} is not allowed; allowed: auto, cpu, cuda")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device=cuda was asked for but no CUDA device is available")
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.device(name)
+
+
+def seed_torch(seed: int) -> None:
+    """Seed torch and make CPU kernels deterministic (one thread: same bytes every time)."""
+    import torch
+
+    torch.manual_seed(seed % (2**63))
+    torch.use_deterministic_algorithms(True, warn_only=True)

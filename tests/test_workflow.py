@@ -1,0 +1,133 @@
+"""The workflow end to end through the snakemake command line, into temporary folders."""
+import json
+import subprocess
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, SNAKEMAKE
+from icml26.catalog import CATALOG
+from icml26.config import available_papers
+
+PAPERS = available_papers(REPO / "config")
+VERDICTS = {"reproduced", "not_reproduced", "inconclusive"}
+
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(workdir, *args, check=True):
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+@pytest.mark.parametrize("scale", ["smoke", "default", "full"])
+def test_dry_run_every_scale(tmp_path, scale):
+    out = snakemake(tmp_path, "-n", "--config", f"scale={scale}").stdout
+    for paper in PAPERS:
+        assert f"results/{paper}/claims.json" in out
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    work = tmp_path_factory.mktemp("smoke")
+    snakemake(work, "-c2", "--config", "scale=smoke")
+    return work
+
+
+def paper_figures(paper):
+    return list(yaml.safe_load((REPO / "config/papers" / f"{paper}.yaml").read_text())["figures"])
+
+
+def test_smoke_writes_every_contract_file(smoke):
+    res = smoke / "results"
+    for paper in PAPERS:
+        doc = json.loads((res / paper / "claims.json").read_text())
+        assert doc["paper"] == paper and doc["scale"] == "smoke" and doc["seeds"]
+        assert doc["claims"], f"{paper} has no claims"
+        for claim in doc["claims"]:
+            assert {"id", "statement", "category", "measured", "comparison", "threshold",
+                    "verdict", "n_seeds"} <= set(claim)
+            assert claim["verdict"] in VERDICTS and claim["category"] in {"result", "sanity"}
+        for name in paper_figures(paper):
+            for ext in ("png", "pdf"):
+                assert (res / paper / "figures" / f"{name}.{ext}").stat().st_size > 1000
+        md = (res / paper / "report.md").read_text()
+        assert "## Claims" in md and "Fidelity" in md and "95% CI" in md
+        assert (res / paper / "report.html").exists()
+        assert pd.read_csv(res / paper / "metrics.csv").shape[0] > 0
+    claims = pd.read_csv(res / "claims.csv")
+    assert set(claims["paper"]) == set(PAPERS) and set(claims["verdict"]) <= VERDICTS
+    runs = pd.read_csv(res / "runs.csv")
+    assert {"paper", "method", "setting", "seed"} <= set(runs.columns)
+    assert set(runs["paper"]) == set(PAPERS)
+    index = (res / "index.html").read_text()
+    assert index.count("<tr") == len(CATALOG) + 1  # header + one row per catalog paper
+    for paper in PAPERS:
+        assert f'href="{paper}/report.html"' in index
+    for paper in PAPERS:
+        bench = smoke / "benchmarks" / "smoke" / paper
+        assert (bench / "prepare.tsv").exists() and (bench / "report.tsv").exists()
+
+
+def test_snakemake_report_offline(smoke):
+    snakemake(smoke, "--config", "scale=smoke", "--report", "report.html")
+    html = (smoke / "report.html").read_text(errors="replace")
+    for paper in PAPERS:
+        assert paper in html
+
+
+def test_same_config_same_bytes(smoke, tmp_path):
+    snakemake(tmp_path, "-c2", "--config", "scale=smoke")
+    for rel in ["results/runs.csv", "results/claims.csv"] + [
+            f"results/{p}/claims.json" for p in PAPERS]:
+        assert (smoke / rel).read_bytes() == (tmp_path / rel).read_bytes(), rel
+    # a truncated artifact: one line naming the file, and the failed job leaves no output
+    paper = PAPERS[0]
+    state = sorted((tmp_path / "results" / paper / "train").glob("*.npz"))[0]
+    state.write_bytes(state.read_bytes()[:64])
+    target = f"results/{paper}/eval/{state.stem}.csv"
+    proc = snakemake(tmp_path, "-c1", "--config", "scale=smoke", f"papers=[{paper}]",
+                     "--forcerun", "evaluate", "--", target, check=False)
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if "truncated or corrupt npz" in ln]
+    assert lines and state.name in lines[0]
+    assert not (tmp_path / target).exists()
+
+
+@pytest.mark.parametrize("override, words", [
+    ("papers=[nosuchpaper]", ["unknown paper 'nosuchpaper'", "available papers"]),
+    ("scale=huge", ["scale='huge'", "smoke, default, full"]),
+    ("seeds=[x]", ["seeds", "integer"]),
+    ("sede=1", ["unknown key 'sede'", "allowed keys"]),
+])
+def test_bad_config_one_line_no_output(tmp_path, override, words):
+    proc = snakemake(tmp_path, "-c1", "--config", override, check=False)
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("invalid config:")]
+    assert len(lines) == 1, proc.stderr
+    for word in words:
+        assert word in lines[0]
+    assert not (tmp_path / "results").exists()
+
+
+def test_config_change_reruns_only_that_paper(smoke):
+    if len(PAPERS) < 2:
+        pytest.skip("needs two papers")
+    proc = snakemake(smoke, "-n", "--config", "scale=smoke", f"seeds=[{5}]",
+                     f"papers=[{PAPERS[0]}]")
+    assert f"results/{PAPERS[0]}/data.npz" in proc.stdout
+    for other in PAPERS[1:]:
+        assert f"results/{other}/" not in proc.stdout
+
+
+def test_default_scale_every_claim_has_a_verdict(tmp_path):
+    snakemake(tmp_path, "-c2", "--config", "scale=default")
+    for paper in PAPERS:
+        doc = json.loads((tmp_path / "results" / paper / "claims.json").read_text())
+        assert doc["scale"] == "default"
+        assert all(c["verdict"] in VERDICTS for c in doc["claims"])
