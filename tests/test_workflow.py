@@ -1,12 +1,13 @@
 """The workflow end to end through the snakemake command line, into temporary folders."""
 import json
+import shutil
 import subprocess
 
 import pandas as pd
 import pytest
 import yaml
-
 from conftest import REPO, SNAKEMAKE
+
 from icml26.catalog import CATALOG
 from icml26.config import available_papers
 
@@ -20,7 +21,8 @@ def snakemake(workdir, *args, check=True):
     cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(workdir), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if check and proc.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        raise AssertionError(
+            f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return proc
 
 
@@ -115,14 +117,33 @@ def test_bad_config_one_line_no_output(tmp_path, override, words):
     assert not (tmp_path / "results").exists()
 
 
-def test_config_change_reruns_only_that_paper(smoke):
+def test_config_change_reruns_only_that_paper(smoke, tmp_path):
+    """Edit one paper's config in a copy of the workflow: only that paper's jobs rerun."""
     if len(PAPERS) < 2:
         pytest.skip("needs two papers")
-    proc = snakemake(smoke, "-n", "--config", "scale=smoke", f"seeds=[{5}]",
-                     f"papers=[{PAPERS[0]}]")
-    assert f"results/{PAPERS[0]}/data.npz" in proc.stdout
+    copy = tmp_path / "repo"
+    copy.mkdir()
+    for part in ("Snakefile", "rules", "workflow", "config", "src", "profiles", "envs"):
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, copy / part)
+    edited = copy / "config" / "papers" / f"{PAPERS[0]}.yaml"
+    body = yaml.safe_load(edited.read_text())
+    body["scales"]["smoke"]["seeds"] = [s + 100 for s in body["scales"]["smoke"].get(
+        "seeds", body.get("common", {}).get("seeds", [0]))]
+    edited.write_text(yaml.safe_dump(body))
+    cmd = [SNAKEMAKE, "-s", str(copy / "Snakefile"), "-d", str(smoke), "-n", "--config",
+           "scale=smoke"]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    assert f"results/{PAPERS[0]}/data.npz" in out
+    outputs = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("output:")]
+    assert any(f"results/{PAPERS[0]}/" in ln for ln in outputs)
     for other in PAPERS[1:]:
-        assert f"results/{other}/" not in proc.stdout
+        assert not any(f"results/{other}/" in ln for ln in outputs), other
+    unchanged = snakemake(smoke, "-n", "--config", "scale=smoke").stdout
+    assert "Nothing to be done" in unchanged
 
 
 def test_default_scale_every_claim_has_a_verdict(tmp_path):

@@ -20,7 +20,7 @@ def job_seconds(tsv: Path) -> float:
     lines = tsv.read_text().strip().splitlines()
     header = lines[0].split("\t")
     values = lines[-1].split("\t")
-    row = dict(zip(header, values))
+    row = dict(zip(header, values, strict=False))
     cpu = float(row.get("cpu_time", 0) or 0)
     wall = float(row.get("s", 0) or 0)
     return max(cpu, wall)

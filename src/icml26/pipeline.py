@@ -55,7 +55,7 @@ def evaluate(cfg: dict, shard: str, data_path, state_path, curves_path, eval_pat
         raise ValueError(
             f"{cfg['paper']}.evaluate returned {len(rows)} rows for {len(runs)} runs"
         )
-    frame = pd.DataFrame([{**run.as_dict(), **row} for run, row in zip(runs, rows)])
+    frame = pd.DataFrame([{**run.as_dict(), **row} for run, row in zip(runs, rows, strict=True)])
     io.write_csv(eval_path, frame)
 
 
@@ -83,7 +83,8 @@ def report(cfg: dict, eval_paths, curves_paths, out: dict) -> None:
     expected = len(grid.runs(cfg))
     if len(metrics) != expected:
         raise ArtifactError(
-            f"{cfg['paper']}: the evaluated shards hold {len(metrics)} runs, the grid has {expected}"
+            f"{cfg['paper']}: the evaluated shards hold {len(metrics)} runs, "
+            f"the grid has {expected}"
         )
     claims = registry.stage(cfg["paper"], "claims").check(cfg, metrics, curves)
     claims_doc = {

@@ -23,7 +23,9 @@ def metadata(slug: str) -> ModuleType:
         mod = importlib.import_module(f"icml26.papers.{module_name(slug)}")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("icml26.papers"):
-            raise ConfigError(f"paper {slug!r} has no module icml26.papers.{module_name(slug)}")
+            raise ConfigError(
+                f"paper {slug!r} has no module icml26.papers.{module_name(slug)}"
+            ) from None
         raise
     missing = [name for name in REQUIRED_META if not hasattr(mod, name)]
     if missing:

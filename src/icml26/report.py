@@ -27,7 +27,7 @@ def summarise(metrics):
     numeric = [c for c in metrics.columns if c not in ("method", "setting", "seed")
                and pd.api.types.is_numeric_dtype(metrics[c])]
     rows = []
-    order = list(dict.fromkeys(zip(metrics["method"], metrics["setting"])))
+    order = list(dict.fromkeys(zip(metrics["method"], metrics["setting"], strict=True)))
     for method, setting in order:
         part = metrics[(metrics["method"] == method) & (metrics["setting"] == setting)]
         for col in numeric:
