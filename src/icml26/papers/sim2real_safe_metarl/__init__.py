@@ -1,0 +1,95 @@
+"""sim2real-safe-metarl: latent-context meta-RL with uncertainty-driven risk adaptation for
+safe Sim2Real transfer (metadata only)."""
+
+TITLE = (
+    "Latent-context meta-RL with uncertainty-driven risk adaptation for safe Sim2Real transfer"
+)
+TIER = "B"
+ABSTRACT = "003_a30f62c7b2d8f5c0.txt, abstract 19"
+
+SUMMARY = """\
+Controllers for safety-critical systems are trained with RL in simulators. On the real system
+they then lose performance or violate constraints, because of the Sim2Real gap. Zero-shot
+remedies such as domain randomisation or robust safe RL either give up performance or stay
+unsafe under dynamics the simulator never modelled. The paper treats the simulator as a
+family of constrained MDPs indexed by a physical context. Following PEARL, it infers a
+probabilistic latent context from experience and conditions the policy and the critics on
+it. The reward and cost critics are distributional, so the deployed policy can be evaluated
+at any risk level. The risk level is set online from how accurately the context has been
+estimated: very risk-averse right after deployment, then relaxing as the estimate becomes
+reliable. The claimed outcome is safety early in deployment and efficiency after fast
+adaptation.
+
+We reproduce the mechanism on a stop-line braking task. The context is road friction. A
+closed-form product-of-Gaussians posterior stands in for the PEARL encoder, and an
+option-level distributional critic over braking margins (return quantiles and crash
+probability per context bin) stands in for the deep critics. The deployed margin maximises
+the expected return minus 10 x the CVaR of the crash cost at a risk level alpha. Alpha is
+derived from the posterior sd and from the residuals of the context model. We deploy on two
+"real" variants: REAL-HARD, at the edge of the simulated friction range and with an
+actuation delay the simulator never produces, and REAL-BENIGN.
+"""
+
+FIDELITY = """\
+- **Substitutes (from the spec).** The spec's substitutes are a longitudinal stop-line
+  braking task instead of the paper's cyber-physical benchmarks, a closed-form Gaussian
+  (product-of-Gaussians) context posterior instead of a neural PEARL encoder, and an
+  option-level distributional critic instead of deep distributional actor-critic training.
+  The critic holds 32 return quantiles (QR-DQN midpoints) and the crash probability per
+  (context bin, braking-margin option), each estimated from Monte Carlo simulator rollouts.
+  The decision is a braking margin chosen once per episode; a fixed low-level controller
+  does the rest.
+- **INFERRED (spec).** The whole CMDP family (dynamics, noise, rewards, the 8 m stop zone,
+  the 30 s timeout), the map from estimation accuracy to risk
+  u = sd·max(1, RMSE/0.5) + 0.15·max(0, RMSE/0.5 − 1), alpha = clip(1 − u/0.15, 0.05, 1),
+  the residual term and lambda = 10 are the spec's inferred design. The spec leaves a few
+  details open, and we chose them (INFERRED, ours). The braking command is latched once the
+  braking point is reached. Actuation noise applies only while braking. A timeout is scored
+  like a stop; it never happens here. Before the first residual exists, RMSE/0.5 is taken
+  as 1, so u = sd = 0.15 and alpha = 0.05 at deployment. The delay applies the previous
+  step's *command*, so only the first braking step can be delayed. The decision ties go to
+  the smallest margin.
+- **Observation noise (INFERRED reading, fixed before any run).** The spec writes
+  y = achieved deceleration + N(0, 0.5²), and the achieved deceleration already carries
+  N(0, 0.3²) noise. Its posterior factor (sd 0.5/7) and its accuracy signal (RMSE/0.5, "1 when
+  the model is right") both assume a total noise of 0.5 around min(6, 7mu). With the literal
+  reading, the residual RMSE would sit at about 0.58 even on a correctly modelled road, and
+  alpha could never exceed about 0.83; the spec's own sanity value for REAL-BENIGN (0.93)
+  also rules that reading out. We therefore add sensor noise of sd 0.4
+  (`obs_sd`; sqrt(0.3² + 0.4²) = 0.5), which keeps "achieved deceleration + noise" and makes
+  the model calibrated on simulated roads. `obs_sd: 0.5` restores the literal reading.
+  A one-off check after the default run used the literal reading (1 critic seed × 10
+  deployments; it is not part of the grid and not a claim). PROPOSED's mean alpha over
+  episodes 6–20 was then 0.81 on REAL-BENIGN, below claim 4's 0.85, and 0.50 on REAL-HARD.
+  The safety and time-to-stop numbers were unchanged.
+- **Saturated observations.** As specified, each y is a factor with mean y/7, even when
+  7mu > 6 (the commanded deceleration caps y at ~6). On REAL-BENIGN (mu = 0.95), mu_hat
+  therefore settles near 6/7 ≈ 0.857 instead of 0.95. The bins 0.8 and 0.9 share the weight
+  there, and both are safe at small margins.
+- **Pairing.** Per (environment, critic seed), all methods see the same start states and the
+  same per-step noise for each deployment seed and episode. The critic of a seed is shared by
+  all methods and environments.
+- **Statistics.** The spec defines every metric as pooled over all deployment runs (3 critic
+  seeds × 10 deployment seeds at default), with single quoted numbers. Every claim is
+  therefore checked with `check_value` on the pooled statistic; "A ≤ c × B" is checked as
+  A − c·B ≤ 0. The claim notes give each method's pooled values.
+- **Honest negatives the spec anticipates.** Adaptive risk is not strictly better than fixed
+  aversion here: after identification, CTX-AVERSE (alpha = 0.05) is as fast as PROPOSED, and
+  it is as safe early. ROB is the safest early on REAL-HARD but slow on REAL-BENIGN. The
+  table shows all methods. Risk adaptation protects only against risks that the critic
+  represents. The paper's safety upper bound is not reproduced.
+- **Scale.** Smoke: 2 bins, 4 margins, 50 rollouts per cell, 5 episodes, 1 critic seed,
+  2 deployment seeds. The windows of episodes 6–20 are then empty, so claims 2–4 are
+  inconclusive at smoke. Default: 5 bins × 16 margins × 200 rollouts, 3 critic seeds ×
+  10 deployment seeds × 20 episodes.
+- **Full profile: NOT implemented as specified.** The spec's full profile is step-level: the
+  margin is re-chosen every 0.5 s, with a tabular quantile critic over (gap, speed, context
+  bin), and a learned MLP encoder trained with the PEARL KL objective. That version is not
+  built. Our full scale runs the same option-level method, larger: 9 bins, 1000 rollouts per
+  cell, 5 critic seeds × 50 deployment seeds × 100 episodes.
+"""
+
+METHODS = ("PROPOSED", "DR", "ROB", "CTX-NEUTRAL", "CTX-NEUTRAL-MIX", "CTX-AVERSE")
+SETTINGS = None  # any "real" system: a setting names its friction mu and delay p
+PROPOSED = "PROPOSED"
+BACKEND = "numpy"
