@@ -1,0 +1,126 @@
+"""Stages of lagea: ridge read-outs (prepare), vectorised Q-learning per shard (train), metrics.
+
+A setting fixes the goal mode (fixed | random), the grid size and the reflector accuracy. A run
+is (method, setting, seed). Start cells and goals of every episode depend on (setting, seed)
+only (``derive_seed(paper, setting, seed, "env")``), so all methods of a seed see the same
+episodes; exploration, reflector and similarity noise come from the run's own streams.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml26.seeding import derive_seed
+
+from . import qlearning, shaping
+from . import tasks as T
+
+CURVE_METRICS = ("success", "sr_ema", "rho", "abs_shape")
+
+
+def _params(cfg: dict) -> dict:
+    p = cfg["params"]
+    floats = ("alpha", "gamma", "eps_start", "eps_decay", "eps_min", "sim_noise", "clip",
+              "rho_scale", "rho_floor", "sr_decay", "window_sd", "window_floor", "nokey_weight",
+              "ridge_lambda")
+    ints = ("episodes", "eval_every", "eval_episodes", "jitter", "ridge_states", "horizon",
+            "shape_window")
+    out = {k: float(p[k]) for k in floats} | {k: int(p[k]) for k in ints}
+    out["tasks"] = [int(k) for k in p["tasks"]]
+    return out
+
+
+def setting_params(cfg: dict, setting: str) -> dict:
+    s = cfg["settings"][setting] or {}
+    prm = _params(cfg)
+    return {"goals": s.get("goals", setting), "size": int(s.get("size", 9)),
+            "accuracy": float(s.get("accuracy", 0.8)),
+            "horizon": int(s.get("horizon", prm["horizon"]))}
+
+
+def task_list(cfg: dict, size: int) -> list:
+    return [T.make_task(k, size) for k in _params(cfg)["tasks"]]
+
+
+def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Ridge read-outs W (GOAL, MISSED_OBJECT, FAILED_PLACEMENT) x phi, one per grid size."""
+    prm = _params(cfg)
+    sizes = sorted({setting_params(cfg, s)["size"] for s in cfg["settings"]})
+    return {f"W/{n}": shaping.fit_readouts(task_list(cfg, n), prm["ridge_states"],
+                                           prm["ridge_lambda"], rng) for n in sizes}
+
+
+def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
+    prm, paper = _params(cfg), cfg["paper"]
+    points = qlearning.eval_points(prm["episodes"], prm["eval_every"])
+    state, curves = {}, []
+    for setting in dict.fromkeys(r.setting for r in runs):
+        sp = setting_params(cfg, setting)
+        tl = task_list(cfg, sp["size"])
+        group = [r for r in runs if r.setting == setting]
+        specs = []
+        for run in group:
+            env_rng = np.random.default_rng(derive_seed(paper, setting, run.seed, "env"))
+            specs.append({
+                "flags": shaping.METHODS[run.method], "accuracy": sp["accuracy"],
+                "env": qlearning.env_stream(tl, sp["goals"], prm["episodes"], points,
+                                            prm["eval_episodes"], env_rng),
+                "rng": np.random.default_rng(run.rng_seed(paper, "agent")),
+                "eval_rng": np.random.default_rng(run.rng_seed(paper, "eval")),
+            })
+        out = qlearning.train_runs(tl, specs, prm | {"horizon": sp["horizon"]},
+                                   data[f"W/{sp['size']}"])
+        K = len(tl)
+        for i, run in enumerate(group):
+            sl = slice(i * K, (i + 1) * K)
+            state[f"{run.key}/Q"] = out["Q"][sl].astype(np.float32)
+            for name in ("eval_success", "eval_sr_ema", "ep_success", "ep_rho", "ep_abs_shape"):
+                state[f"{run.key}/{name}"] = out[name][sl]
+            state[f"{run.key}/reflector"] = np.stack(
+                [out["n_reflections"][sl], out["n_type_correct"][sl], out["n_rejected"][sl]], 1)
+            curves.extend(_curve_rows(run, out, sl, points, prm))
+    return state, curves
+
+
+def _curve_rows(run, out, sl, points, prm):
+    """Per (task, evaluation point) and task-averaged: greedy success, SR_ema, and the mean rho
+    and |r_shape| of the episodes since the previous evaluation point (the spec's 25-ep bins)."""
+    rows, prev = [], 0
+    for j, ep in enumerate(points):
+        values = {"success": out["eval_success"][sl, j], "sr_ema": out["eval_sr_ema"][sl, j],
+                  "rho": out["ep_rho"][sl, prev:ep].mean(1),
+                  "abs_shape": out["ep_abs_shape"][sl, prev:ep].mean(1)}
+        prev = ep
+        for name in CURVE_METRICS:
+            v = values[name]
+            rows.append({**run.as_dict(), "step": int(ep), "metric": name,
+                         "value": float(v.mean())})
+            rows.extend({**run.as_dict(), "step": int(ep), "metric": f"{name}_task{k}",
+                         "value": float(x)} for k, x in zip(prm["tasks"], v, strict=True))
+    return rows
+
+
+def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dict]:
+    """Final success, success AUC, episodes-to-50%, shaping magnitude early/late, reflector."""
+    prm = _params(cfg)
+    points = np.array(qlearning.eval_points(prm["episodes"], prm["eval_every"]))
+    w = min(prm["shape_window"], prm["episodes"])
+    out = []
+    for run in runs:
+        succ = state[f"{run.key}/eval_success"]          # (K, P)
+        mean_curve = succ.mean(0)                         # task-averaged greedy success
+        hit = np.flatnonzero(mean_curve >= 0.5)
+        ab = state[f"{run.key}/ep_abs_shape"]             # (K, E)
+        refl = state[f"{run.key}/reflector"].sum(0)
+        out.append({
+            "final_success": float(mean_curve[-1]),
+            "auc": float(succ.mean()),
+            "episodes_to_50": float(points[hit[0]] if hit.size else prm["episodes"] + 25),
+            "abs_shape_first": float(ab[:, :w].mean()),
+            "abs_shape_last": float(ab[:, -w:].mean()),
+            "train_success_last": float(state[f"{run.key}/ep_success"][:, -w:].mean()),
+            "reflections": float(refl[0]),
+            "reflector_type_acc": float(refl[1] / refl[0]) if refl[0] else float("nan"),
+            "rejected_reflections": float(refl[2]),
+        })
+    return out

@@ -1,0 +1,88 @@
+"""The scripted reflector: the stand-in for LaGEA's VLM that writes episodic failure reflections.
+
+INFERRED (spec): after every FAILED episode the reflector emits one record in a fixed schema
+    {outcome: "fail", error_type: MISSED_OBJECT | FAILED_PLACEMENT, keyframe: int, summary: str}
+- true error type: MISSED_OBJECT if the object was never held, else FAILED_PLACEMENT; the
+  reported type is the true one with probability ``accuracy`` (0.8), else the other one
+  (this stands for VLM error);
+- true keyframe: MISSED_OBJECT -> the state step t in 0..n with the smallest agent-object
+  Manhattan distance; FAILED_PLACEMENT -> the step with the smallest held-object-goal distance
+  (first one on ties); the reported keyframe is the true one plus an integer jitter uniform in
+  [-2, 2], clipped to the episode 0..n;
+- successful episodes get no reflection;
+- every record goes through ``validate``: one that does not fit the schema is rejected and the
+  episode gets no shaping at all. The scripted reflector never emits such a record, but the
+  path exists (and is tested) because a real VLM would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ERROR_TYPES = ("MISSED_OBJECT", "FAILED_PLACEMENT")
+SCHEMA = {"outcome": str, "error_type": str, "keyframe": int, "summary": str}
+
+
+def true_diagnosis(d_ao, d_og, hold, length):
+    """Per episode of a batch: (true error type id, true keyframe).
+
+    d_ao, d_og, hold: (B, T+1) per state step; length: (B,) transitions n, so states 0..n.
+    """
+    T1 = d_ao.shape[1]
+    steps = np.arange(T1)
+    inside = steps[None, :] <= length[:, None]
+    ever_held = np.any(hold.astype(bool) & inside, axis=1)
+    err = ever_held.astype(np.int64)  # 0 MISSED_OBJECT, 1 FAILED_PLACEMENT
+    big = 10**6
+    key_missed = np.argmin(np.where(inside, d_ao, big), axis=1)
+    key_placed = np.argmin(np.where(inside & hold.astype(bool), d_og, big), axis=1)
+    return err, np.where(ever_held, key_placed, key_missed)
+
+
+def reflect(err_true, key_true, length, flip_u, jitter, accuracy):
+    """Records of the scripted reflector for a batch of failed episodes (one dict each).
+
+    flip_u: (B,) uniforms (report the wrong type when >= accuracy); jitter: (B,) ints in
+    [-2, 2]; accuracy: scalar or (B,). Only call with failed episodes.
+    """
+    records = []
+    accuracy = np.broadcast_to(np.asarray(accuracy, float), np.shape(err_true))
+    for e, k, n, u, j, acc in zip(err_true, key_true, length, flip_u, jitter, accuracy,
+                                  strict=True):
+        reported = int(e) if u < acc else 1 - int(e)
+        key = int(min(max(int(k) + int(j), 0), int(n)))
+        what = ("never grasped the object" if reported == 0
+                else "held the object but did not place it on the goal")
+        records.append({
+            "outcome": "fail",
+            "error_type": ERROR_TYPES[reported],
+            "keyframe": key,
+            "summary": f"Failure: the agent {what}; decisive moment at step {key}.",
+        })
+    return records
+
+
+def validate(record, length: int) -> bool:
+    """True iff the record fits the schema (keys, types, enums, keyframe inside the episode)."""
+    if not isinstance(record, dict) or set(record) != set(SCHEMA):
+        return False
+    for key, kind in SCHEMA.items():
+        value = record[key]
+        if kind is int and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+            return False
+        if kind is str and not isinstance(value, str):
+            return False
+    return (record["outcome"] == "fail" and record["error_type"] in ERROR_TYPES
+            and 0 <= record["keyframe"] <= length and len(record["summary"]) > 0)
+
+
+def parse(records, lengths):
+    """Records -> arrays (error type id, keyframe, valid); rejected records are invalid."""
+    n = len(records)
+    err, key, valid = np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, bool)
+    for i, (rec, length) in enumerate(zip(records, lengths, strict=True)):
+        if validate(rec, int(length)):
+            err[i] = ERROR_TYPES.index(rec["error_type"])
+            key[i] = rec["keyframe"]
+            valid[i] = True
+    return err, key, valid
