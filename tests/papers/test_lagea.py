@@ -72,6 +72,100 @@ def test_blocker_tasks_keep_the_grid_connected(size):
         assert seen == free and all(g in free for g in task.goals)
 
 
+# ---- 2-object variant (full scale) -----------------------------------------------------------
+def _walk(suite, moves):
+    out = []
+    for a in moves:
+        out.append(suite.step(np.array([a])))
+    return out
+
+
+def test_two_object_task_in_order():
+    task = T.make_task(0, objects=2)  # object 1 at (1, 1), object 2 at (6, 3); goal 0 (7, 7)
+    assert task.objects == ((1, 1), (6, 3))
+    suite = T.Suite([task], np.array([0]), horizon=60)
+    suite.reset(np.array([[0, 1]]), np.array([0]))
+    s0 = suite.state()[0]
+    _walk(suite, [DOWN])  # grasp object 1
+    assert suite.hold[0] == 1 and suite.phase[0] == 0
+    steps = _walk(suite, [DOWN] * 6 + [RIGHT] * 6)  # object 1 onto the goal: put down
+    assert all(r[0] == 0 and not d[0] for r, d, _ in steps)
+    assert suite.phase[0] == 1 and suite.hold[0] == 0 and suite.active[0]
+    assert suite.current_obj()[0].tolist() == [6, 3]
+    assert suite.state()[0] >= T.n_states(9) > s0  # the phase is part of the tabular state
+    steps = _walk(suite, [UP] + [LEFT] * 4)  # grasp object 2 at (6, 3)
+    assert suite.hold[0] == 1 and not any(d[0] for _, d, _ in steps)
+    steps = _walk(suite, [DOWN] + [RIGHT] * 4)  # object 2 onto the goal: success
+    r, done, success = steps[-1]
+    assert r[0] == 1 and done[0] and success[0] and not suite.active[0]
+    assert sum(st[0][0] for st in steps) == 1
+
+
+def test_two_object_task_out_of_order_is_no_success():
+    suite = T.Suite([T.make_task(0, objects=2)], np.array([0]), horizon=60)
+    suite.reset(np.array([[6, 4]]), np.array([0]))  # next to object 2
+    _walk(suite, [LEFT])  # on object 2 before object 1 is placed: not grasped
+    assert suite.hold[0] == 0 and suite.phase[0] == 0
+    steps = _walk(suite, [RIGHT] * 4 + [DOWN])  # over the goal (7, 7) empty-handed
+    assert suite.pos[0].tolist() == [7, 7]
+    assert all(r[0] == 0 and not d[0] for r, d, _ in steps)
+    assert suite.phase[0] == 0 and suite.active[0]
+    # a 1-object task is unchanged: its object cell (1, 1) is the same, (6, 3) is no object
+    one = T.Suite([T.make_task(0)], np.array([0]), horizon=60)
+    one.reset(np.array([[6, 4]]), np.array([0]))
+    _walk(one, [LEFT])
+    assert one.hold[0] == 0 and one.n_objects == 1
+
+
+@pytest.mark.parametrize("size", [9, 13])
+def test_two_object_cells_are_free_and_distinct(size):
+    for k in range(8):
+        task = T.make_task(k, size, objects=2)
+        cells = [*task.objects, *task.goals]
+        assert len(set(cells)) == len(cells) and not any(task.walls[c] for c in cells)
+    with pytest.raises(ValueError):
+        T.make_task(0, objects=3)
+
+
+def test_two_object_diagnosis_and_shaping_read_the_current_object():
+    # states 0..4: phase 0, 0, 1, 1, 1; object 1 held at 0-1 and put down at step 2; object 2
+    # never grasped -> MISSED_OBJECT, keyframe among the final-phase steps only
+    d_ao = np.array([[0, 0, 3, 2, 4]])
+    d_og = np.array([[1, 1, 5, 5, 5]])
+    hold = np.array([[1, 1, 0, 0, 0]])
+    phase = np.array([[0, 0, 1, 1, 1]])
+    err, key = reflector.true_diagnosis(d_ao, d_og, hold, np.array([4]), phase)
+    assert err.tolist() == [0] and key.tolist() == [3]
+    err1, _ = reflector.true_diagnosis(d_ao, d_og, hold, np.array([4]))
+    assert err1.tolist() == [1]  # ignoring the phase would blame the placement
+    # task 0 with 2 objects, goal (7, 7): carry object 1 from (7, 5) to (7, 7), put it down,
+    # step towards object 2 at (6, 3); goal progress = (placed + 1 - d_og/D) / 2
+    pos = np.array([[[7, 5], [7, 6], [7, 7], [7, 6]]])
+    hold, ph = np.array([[1, 1, 0, 0]]), np.array([[0, 0, 1, 1]])
+    obj = np.array([[[1, 1], [1, 1], [6, 3], [6, 3]]])
+    phi = T.features(pos, hold, obj, np.array([[7, 7]]), 9)
+    r = shaping.episode_shaping(
+        _flags("GOALSIM"), phi, np.array([3]), np.array([True]), np.array([0]), np.array([0]),
+        np.array([True]), W_EXACT, np.zeros((1, 2, 4)), np.array([0.0]), PRM, ph, 2)[0]
+    # dp = [1/32, (1 + 11/16)/2 - 15/32 = 12/32 (clipped to 0.2), 0]: putting object 1 down is
+    # progress, not a drop to object 2's goal score
+    assert np.allclose(r, 0.5 * np.array([1 / 32, 0.2, 0]))
+
+
+def test_two_object_training_runs_and_learns():
+    cfg = _cfg(tasks=[0, 4], episodes=100)
+    cfg["settings"] = {"fixed-2obj": {"goals": "fixed", "objects": 2, "horizon": 60}}
+    data = experiment.prepare(cfg, np.random.default_rng(0))
+    runs = [grid.Run(m, "fixed-2obj", 0) for m in ("SPARSE", "LAGEA")]
+    state, curves = experiment.train(cfg, data, runs)
+    assert state[f"{runs[1].key}/Q"].shape == (2, T.n_states(9, 2), T.N_ACTIONS)
+    rows = experiment.evaluate(cfg, data, runs, state, curves)
+    assert all(0 <= r["final_success"] <= 1 for r in rows)
+    lagea = rows[1]
+    assert lagea["train_success_last"] > 0 and lagea["rejected_reflections"] == 0
+    assert abs(lagea["reflector_type_acc"] - 0.8) < 0.1
+
+
 def test_features_by_hand():
     phi = T.features(np.array([0, 0]), np.array(0), np.array([1, 1]), np.array([7, 7]), 9)
     assert np.allclose(phi, [1, 14 / 16, 0, 4 / 16, 0, 14 / 16])

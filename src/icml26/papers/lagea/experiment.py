@@ -1,6 +1,7 @@
 """Stages of lagea: ridge read-outs (prepare), vectorised Q-learning per shard (train), metrics.
 
-A setting fixes the goal mode (fixed | random), the grid size and the reflector accuracy. A run
+A setting fixes the goal mode (fixed | random), the grid size, the reflector accuracy and the
+number of objects per task (1, or 2 for the 2-object variant). A run
 is (method, setting, seed). Start cells and goals of every episode depend on (setting, seed)
 only (``derive_seed(paper, setting, seed, "env")``), so all methods of a seed see the same
 episodes; exploration, reflector and similarity noise come from the run's own streams.
@@ -34,16 +35,17 @@ def setting_params(cfg: dict, setting: str) -> dict:
     s = cfg["settings"][setting] or {}
     prm = _params(cfg)
     return {"goals": s.get("goals", setting), "size": int(s.get("size", 9)),
-            "accuracy": float(s.get("accuracy", 0.8)),
+            "accuracy": float(s.get("accuracy", 0.8)), "objects": int(s.get("objects", 1)),
             "horizon": int(s.get("horizon", prm["horizon"]))}
 
 
-def task_list(cfg: dict, size: int) -> list:
-    return [T.make_task(k, size) for k in _params(cfg)["tasks"]]
+def task_list(cfg: dict, size: int, objects: int = 1) -> list:
+    return [T.make_task(k, size, objects) for k in _params(cfg)["tasks"]]
 
 
 def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Ridge read-outs W (GOAL, MISSED_OBJECT, FAILED_PLACEMENT) x phi, one per grid size."""
+    """Ridge read-outs W (GOAL, MISSED_OBJECT, FAILED_PLACEMENT) x phi, one per grid size
+    (per-object scores: the 2-object variant reads the same W, see shaping.similarity)."""
     prm = _params(cfg)
     sizes = sorted({setting_params(cfg, s)["size"] for s in cfg["settings"]})
     return {f"W/{n}": shaping.fit_readouts(task_list(cfg, n), prm["ridge_states"],
@@ -56,7 +58,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     state, curves = {}, []
     for setting in dict.fromkeys(r.setting for r in runs):
         sp = setting_params(cfg, setting)
-        tl = task_list(cfg, sp["size"])
+        tl = task_list(cfg, sp["size"], sp["objects"])
         group = [r for r in runs if r.setting == setting]
         specs = []
         for run in group:

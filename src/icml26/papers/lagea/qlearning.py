@@ -1,9 +1,10 @@
 """Episodic tabular Q-learning (the stand-in for SAC) with LaGEA / baseline shaping.
 
-One learner per (run, task): its own Q-table (size x size x 2 x 4 states x 4 actions), its
-own epsilon and its own success EMA. All learners of a batch play one episode in lock-step
-(tasks interleaved round-robin, as in the spec's pseudo-code; the tasks do not share
-anything, so the interleaving order does not change any learner). Per episode:
+One learner per (run, task): its own Q-table (size x size x 2 x 4 states x 4 actions; times
+2 phases in the 2-object variant), its own epsilon and its own success EMA. All learners of
+a batch play one episode in lock-step (tasks interleaved round-robin, as in the spec's
+pseudo-code; the tasks do not share anything, so the interleaving order does not change any
+learner). Per episode:
   1. roll out an epsilon-greedy episode (ties between equal Q-values broken at random);
   2. failed episodes of feedback methods get a reflection (reflector.py), checked by schema;
   3. shaping rewards of the whole episode (shaping.py), with rho from the SR_ema before it;
@@ -97,13 +98,14 @@ def train_runs(task_list, runs, prm, W):
     M = prm["eval_episodes"]
     task_of = np.tile(np.arange(K), R)
     suite = T.Suite(task_list, task_of, H)
+    n_obj = suite.n_objects
     eval_suite = T.Suite(task_list, np.repeat(task_of, M), H)
     flags = {f: np.repeat([getattr(r["flags"], f) for r in runs], K)
              for f in ("shaped", "feedback", "keyframe", "adaptive")}
     accuracy = np.repeat([r["accuracy"] for r in runs], K)
-    obj, bidx = suite.obj, np.arange(B)
+    bidx = np.arange(B)
 
-    Q = np.zeros((B, T.n_states(size), T.N_ACTIONS))
+    Q = np.zeros((B, T.n_states(size, n_obj), T.N_ACTIONS))
     eps = np.full(B, prm["eps_start"])
     sr_ema = np.zeros(B)
     log = {name: np.zeros((B, E)) for name in ("success", "rho", "abs_shape")}
@@ -113,6 +115,8 @@ def train_runs(task_list, runs, prm, W):
     A = np.zeros((B, H), np.int64)
     POS = np.zeros((B, H + 1, 2), np.int64)
     HOLD = np.zeros((B, H + 1), np.int64)
+    OBJ = np.zeros((B, H + 1, 2), np.int64)    # current object cell per step
+    PHASE = np.zeros((B, H + 1), np.int64)     # objects placed so far (2-object variant)
 
     for e in range(E):
         # per-run random blocks of this episode (fixed sizes: independent of outcomes)
@@ -126,6 +130,7 @@ def train_runs(task_list, runs, prm, W):
 
         # 1. epsilon-greedy roll-out
         POS[:, 0], HOLD[:, 0] = suite.reset(starts, goal_idx)
+        OBJ[:], PHASE[:] = suite.current_obj()[:, None], 0
         S[:, 0] = suite.state()
         R_env = np.zeros((B, H))
         length = np.zeros(B, np.int64)
@@ -139,16 +144,18 @@ def train_runs(task_list, runs, prm, W):
             success |= succ
             length += live
             S[:, t + 1], POS[:, t + 1], HOLD[:, t + 1] = suite.state(), suite.pos, suite.hold
+            OBJ[:, t + 1], PHASE[:, t + 1] = suite.current_obj(), suite.phase
             if not suite.active.any():
                 break
         failed = ~success
 
         # 2. reflections of failed episodes (feedback methods only)
         goal = suite.goal
-        obj_pos = np.where(HOLD[..., None].astype(bool), POS, obj[:, None])
+        obj_pos = np.where(HOLD[..., None].astype(bool), POS, OBJ)
         d_ao = np.abs(POS - obj_pos).sum(-1)
         d_og = np.abs(obj_pos - goal[:, None]).sum(-1)
-        err_true, key_true = reflector.true_diagnosis(d_ao, d_og, HOLD, length)
+        phase = PHASE if n_obj > 1 else None
+        err_true, key_true = reflector.true_diagnosis(d_ao, d_og, HOLD, length, phase)
         ask = np.flatnonzero(failed & flags["feedback"])
         records = reflector.reflect(err_true[ask], key_true[ask], length[ask], flip[ask],
                                     jitter[ask], accuracy[ask])
@@ -159,9 +166,9 @@ def train_runs(task_list, runs, prm, W):
         n_rejected[ask] += ~valid[ask]
 
         # 3. shaping rewards of the episode
-        phi = T.features(POS, HOLD, obj[:, None], goal[:, None], size)
+        phi = T.features(POS, HOLD, OBJ, goal[:, None], size)
         r_shape = shaping.episode_shaping(flags, phi, length, failed, err, key, valid, W, N,
-                                          sr_ema, prm)
+                                          sr_ema, prm, phase, n_obj)
 
         # 4. backward Q-learning sweep
         backward_sweep(Q, S, A, R_env + r_shape, length, success, prm["alpha"], prm["gamma"])

@@ -9,6 +9,9 @@ INFERRED (spec): after every FAILED episode the reflector emits one record in a 
   Manhattan distance; FAILED_PLACEMENT -> the step with the smallest held-object-goal distance
   (first one on ties); the reported keyframe is the true one plus an integer jitter uniform in
   [-2, 2], clipped to the episode 0..n;
+- 2-object variant (INFERRED): the diagnosis is about the object the episode failed on (the
+  current object at its end): only the steps of the final phase count, for the error type
+  (was that object ever held?) and for the keyframe (distances to that object);
 - successful episodes get no reflection;
 - every record goes through ``validate``: one that does not fit the schema is rejected and the
   episode gets no shaping at all. The scripted reflector never emits such a record, but the
@@ -23,14 +26,19 @@ ERROR_TYPES = ("MISSED_OBJECT", "FAILED_PLACEMENT")
 SCHEMA = {"outcome": str, "error_type": str, "keyframe": int, "summary": str}
 
 
-def true_diagnosis(d_ao, d_og, hold, length):
+def true_diagnosis(d_ao, d_og, hold, length, phase=None):
     """Per episode of a batch: (true error type id, true keyframe).
 
-    d_ao, d_og, hold: (B, T+1) per state step; length: (B,) transitions n, so states 0..n.
+    d_ao, d_og, hold: (B, T+1) per state step, for the current object; length: (B,)
+    transitions n, so states 0..n; phase: (B, T+1) index of the current object (2-object
+    variant; None: one object), only the steps in the episode's final phase count.
     """
     T1 = d_ao.shape[1]
     steps = np.arange(T1)
     inside = steps[None, :] <= length[:, None]
+    if phase is not None:
+        final = phase[np.arange(len(length)), length]
+        inside = inside & (phase == final[:, None])
     ever_held = np.any(hold.astype(bool) & inside, axis=1)
     err = ever_held.astype(np.int64)  # 0 MISSED_OBJECT, 1 FAILED_PLACEMENT
     big = 10**6

@@ -8,6 +8,9 @@
      FAILED_PLACEMENT: hold * (1 - d_og/D),
    and frozen afterwards (the role of pretrained text/image projection heads). Every
    similarity read adds N(0, 0.03^2) noise (embedding noise).
+   2-object variant (INFERRED): phi(s) describes the current object, and a read of an
+   N-object task is (objects placed + w . phi(s)) / N -- a placed object scores 1 and a later
+   one 0 -- so putting object 1 down on the goal is progress, not a drop to object 2's score.
 2. Delta-based, bounded, keyframe-grounded shaping for an episode of n transitions (INFERRED):
      p_t  = w_GOAL . phi(s_t) + noise,  dp_t = p_{t+1} - p_t             (goal progress)
      if failed and the reflection is valid:
@@ -91,9 +94,13 @@ def fit_readouts(task_list, n_states, lam, rng):
     return np.linalg.solve(A, phi.T @ y).T
 
 
-def similarity(phi, w, noise):
-    """Noisy agreement read w . phi(s) (row-wise sum: identical whatever the batch size)."""
-    return (phi * w).sum(-1) + noise
+def similarity(phi, w, noise, phase=None, n_objects=1):
+    """Noisy agreement read w . phi(s) (row-wise sum: identical whatever the batch size).
+    With n_objects > 1: (phase + w . phi(s)) / n_objects + noise, phase = objects placed."""
+    read = (phi * w).sum(-1)
+    if n_objects > 1:
+        read = (phase + read) / n_objects
+    return read + noise
 
 
 # ---- 2. + 3. the shaping reward --------------------------------------------------------------
@@ -110,20 +117,21 @@ def keyframe_window(k, n_steps, prm):
 
 
 def episode_shaping(flags, phi, length, failed, refl_type, refl_key, refl_valid, W, noise,
-                    sr_ema, prm):
+                    sr_ema, prm, phase=None, n_objects=1):
     """Per-step shaping rewards (B, T) of a batch of episodes (0 beyond each episode's end).
 
-    flags: dict of (B,) bools (fields of ``Shaping``); phi: (B, T+1, 6) state features;
-    length: (B,) transitions n; failed: (B,); refl_*: (B,) parsed reflections (ignored where
-    not failed); W: (3, 6) read-outs; noise: (B, 2, T+1) N(0, 1) draws; sr_ema: (B,).
+    flags: dict of (B,) bools (fields of ``Shaping``); phi: (B, T+1, 6) state features (of
+    the current object); length: (B,) transitions n; failed: (B,); refl_*: (B,) parsed
+    reflections (ignored where not failed); W: (3, 6) read-outs; noise: (B, 2, T+1) N(0, 1)
+    draws; sr_ema: (B,); phase: (B, T+1) objects placed (2-object variant only).
     """
     B, T1, _ = phi.shape
     sd = prm["sim_noise"]
-    p = similarity(phi, W[0], sd * noise[:, 0])
+    p = similarity(phi, W[0], sd * noise[:, 0], phase, n_objects)
     dp = p[:, 1:] - p[:, :-1]
     use_fb = flags["feedback"] & failed & refl_valid
     w_type = W[1 + refl_type][:, None, :]  # (B, 1, 6): read-out of the reported error type
-    g = similarity(phi, w_type, sd * noise[:, 1])
+    g = similarity(phi, w_type, sd * noise[:, 1], phase, n_objects)
     dg = np.where(use_fb[:, None], g[:, 1:] - g[:, :-1], 0.0)
     window = np.where(flags["keyframe"][:, None], keyframe_window(refl_key, T1 - 1, prm),
                       prm["nokey_weight"])

@@ -11,6 +11,14 @@ Everything here is INFERRED by the spec (there is no grid task in the paper):
   size x size x 2 x 4 x 4 (last axis: action).
 - Full scale adds "blocker" variants (tasks 4-7 = tasks 0-3 plus wall segments; INFERRED
   layouts) and 13 x 13 grids (coordinates scaled by 12/8, rounded).
+- Full scale also adds the spec's "2-object variant" (INFERRED; the spec names it only): a
+  setting with ``objects: 2`` gives every task a second object cell (SECOND_OBJECTS) and the
+  task becomes "place object 1 on the goal, then object 2". Only the next object in the order
+  can be grasped (the agent stepping on object 2 first does not pick it up); object 1 reaching
+  the goal is put down there (reward 0, the episode goes on) and object 2 becomes the current
+  object; success = object 2 held on the goal, after object 1 (reward 1, the episode ends).
+  The tabular state gains the phase (index of the current object): a Q-table of shape
+  2 x size x size x 2 x 4 x 4. With one object the phase is always 0 and nothing changes.
 
 A batch of agents may mix tasks: their grids are stacked into one tall "atlas" GridWorld,
 separated by wall rows, so the shared ``GridWorld.move`` handles edges and per-task walls
@@ -34,6 +42,9 @@ BASE_TASKS = (
     ((4, 4), ((0, 0), (8, 8), (0, 8), (8, 0))),
     ((8, 0), ((0, 8), (4, 8), (8, 8), (0, 4))),
 )
+# INFERRED second object cells of the 2-object variant, on the 9 x 9 grid: off the walls of the
+# blocker tasks, the first object and every goal cell (also after scaling to 13 x 13)
+SECOND_OBJECTS = ((6, 3), (2, 2), (4, 1), (2, 5))
 # INFERRED blocker layouts of tasks 4-7 (full scale): wall segments (r0, c0, r1, c1) inclusive,
 # on the 9 x 9 grid; chosen to avoid object and goal cells and keep the grid connected.
 BLOCKERS = (
@@ -49,10 +60,16 @@ class Task:
     obj: tuple
     goals: tuple
     walls: np.ndarray  # (size, size) bool
+    later_objs: tuple = ()  # objects 2.. of a multi-object task (placed after ``obj``, in order)
 
     @property
     def size(self) -> int:
         return self.walls.shape[0]
+
+    @property
+    def objects(self) -> tuple:
+        """Object cells in the order they must be placed on the goal."""
+        return (self.obj, *self.later_objs)
 
     def free_cells(self) -> np.ndarray:
         """(n_free, 2) cells that are not walls, in row-major order (start-cell support)."""
@@ -63,10 +80,13 @@ def _scale(c: int, size: int) -> int:
     return int(round(c * (size - 1) / 8))
 
 
-def make_task(task_id: int, size: int = 9) -> Task:
-    """Task 0-3: the spec's tasks; 4-7: the same with blocker walls (INFERRED layouts)."""
+def make_task(task_id: int, size: int = 9, objects: int = 1) -> Task:
+    """Task 0-3: the spec's tasks; 4-7: the same with blocker walls (INFERRED layouts).
+    objects = 2: the 2-object variant (second object SECOND_OBJECTS[task_id % 4]; INFERRED)."""
     if not 0 <= task_id < 2 * len(BASE_TASKS):
         raise ValueError(f"task {task_id} is not allowed; allowed: 0..{2 * len(BASE_TASKS) - 1}")
+    if objects not in (1, 2):
+        raise ValueError(f"objects {objects} is not allowed; allowed: 1, 2")
     obj, goals = BASE_TASKS[task_id % 4]
     obj = tuple(_scale(c, size) for c in obj)
     goals = tuple(tuple(_scale(c, size) for c in g) for g in goals)
@@ -74,10 +94,14 @@ def make_task(task_id: int, size: int = 9) -> Task:
     if task_id >= 4:
         for r0, c0, r1, c1 in BLOCKERS[task_id - 4]:
             walls[_scale(r0, size):_scale(r1, size) + 1, _scale(c0, size):_scale(c1, size) + 1] = 1
-    for cell in (obj, *goals):
+    later = tuple(tuple(_scale(c, size) for c in SECOND_OBJECTS[task_id % 4])
+                  for _ in range(objects - 1))
+    for cell in (obj, *later, *goals):
         if walls[cell]:
             raise ValueError(f"task {task_id}: a wall covers the object or a goal at {cell}")
-    return Task(obj, goals, walls)
+    if len({obj, *later, *goals}) != 1 + len(later) + len(goals):
+        raise ValueError(f"task {task_id}: object and goal cells must be distinct")
+    return Task(obj, goals, walls, later)
 
 
 def max_distance(size: int) -> int:
@@ -85,13 +109,15 @@ def max_distance(size: int) -> int:
     return 2 * (size - 1)
 
 
-def n_states(size: int) -> int:
-    return size * size * 2 * N_GOALS
+def n_states(size: int, objects: int = 1) -> int:
+    return objects * size * size * 2 * N_GOALS
 
 
-def state_index(pos: np.ndarray, hold: np.ndarray, goal_idx: np.ndarray, size: int):
-    """Flat index of (row, col, holding, goal_idx) into a (size*size*2*4,) table axis."""
-    return ((pos[..., 0] * size + pos[..., 1]) * 2 + hold) * N_GOALS + goal_idx
+def state_index(pos: np.ndarray, hold: np.ndarray, goal_idx: np.ndarray, size: int,
+                phase=0):
+    """Flat index of (phase, row, col, holding, goal_idx) into a (phases*size*size*2*4,) table
+    axis; phase = index of the current object (always 0 with one object)."""
+    return (((phase * size + pos[..., 0]) * size + pos[..., 1]) * 2 + hold) * N_GOALS + goal_idx
 
 
 def features(pos, hold, obj, goal, size: int) -> np.ndarray:
@@ -128,6 +154,11 @@ class Suite:
         self.grid = GridWorld(len(self.task_of), atlas, goal=(-1, -1), horizon=self.horizon)
         self.row_offset = np.stack([self.task_of * (n + 1), np.zeros_like(self.task_of)], 1)
         self.obj = np.array([tasks[k].obj for k in self.task_of], dtype=np.int64)
+        self.n_objects = len(tasks[0].objects)
+        if any(len(task.objects) != self.n_objects for task in tasks):
+            raise ValueError("all tasks of a suite must have the same number of objects")
+        # (B, n_objects, 2): object cells in placing order
+        self.objs = np.array([tasks[k].objects for k in self.task_of], dtype=np.int64)
         self.goal_cells = np.array([tasks[k].goals for k in self.task_of], dtype=np.int64)
 
     def reset(self, starts: np.ndarray, goal_idx: np.ndarray):
@@ -135,20 +166,33 @@ class Suite:
         self.goal_idx = np.asarray(goal_idx, dtype=np.int64)
         self.goal = self.goal_cells[np.arange(len(self.pos)), self.goal_idx]
         self.hold = np.all(self.pos == self.obj, axis=1).astype(np.int64)
+        self.phase = np.zeros(len(self.pos), dtype=np.int64)  # index of the current object
         self.t = 0
         self.active = np.ones(len(self.pos), dtype=bool)
         return self.pos.copy(), self.hold.copy()
 
+    def current_obj(self) -> np.ndarray:
+        """(B, 2) cell of each agent's current object (the next one to place; held: its
+        start cell, the features then read the object's position from the agent)."""
+        return self.objs[np.arange(len(self.pos)), self.phase]
+
     def state(self) -> np.ndarray:
-        return state_index(self.pos, self.hold, self.goal_idx, self.size)
+        return state_index(self.pos, self.hold, self.goal_idx, self.size, self.phase)
 
     def step(self, actions: np.ndarray):
         """Move the active agents; returns (reward, done, success) for this step."""
         live = self.active
         moved = self.grid.move(self.pos + self.row_offset, actions) - self.row_offset
         self.pos = np.where(live[:, None], moved, self.pos)
-        self.hold = self.hold | (live & np.all(self.pos == self.obj, axis=1))
-        success = live & self.hold.astype(bool) & np.all(self.pos == self.goal, axis=1)
+        # only the current object can be grasped (objects are picked in order)
+        self.hold = self.hold | (live & np.all(self.pos == self.current_obj(), axis=1))
+        at_goal = live & self.hold.astype(bool) & np.all(self.pos == self.goal, axis=1)
+        last = self.phase == self.n_objects - 1
+        success = at_goal & last
+        # a non-last object reaching the goal is put down there; the next one becomes current
+        placed = at_goal & ~last
+        self.phase = self.phase + placed
+        self.hold = np.where(placed, 0, self.hold)
         self.t += 1
         done = success | (live & (self.t >= self.horizon))
         self.active = live & ~done
