@@ -1,0 +1,105 @@
+"""The learner (torch): MLP 2-64-64-2, tanh hidden, output 0.05 tanh, behaviour cloning with a
+(weighted) MSE, Adam lr 3e-3, full batch, warm-started across rounds.
+
+Many learners (every run of a shard, and the 3 members of each Active-uncertainty ensemble)
+are stacked in one batch of independent networks: weights have a leading net axis and layers
+are batched matmuls, so one Adam step trains all of them. The loss is the sum of the per-net
+losses, so each net's gradient is exactly its own; Adam is elementwise, so each net follows the
+same trajectory as if trained alone. The data of every net are padded to the same number of rows
+(zero weight), a number fixed by the config and the round, so a net's numbers do not depend on
+which other nets share its batch (checked in the tests). The shared ``icml26.rl.nets.mlp`` builds
+one unbatched network, hence this small batched version.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+
+class BatchedPolicy:
+    def __init__(self, seeds: list[int], hidden: int = 64, out_scale: float = 0.05):
+        self.out_scale = out_scale
+        sizes = [(2, hidden), (hidden, hidden), (hidden, 2)]
+        per_net = []
+        for seed in seeds:
+            g = torch.Generator().manual_seed(int(seed) % (2**63))
+            layers = []
+            for fan_in, fan_out in sizes:
+                bound = 1.0 / math.sqrt(fan_in)  # torch.nn.Linear's default initialisation
+                W = (torch.rand(fan_in, fan_out, generator=g) * 2 - 1) * bound
+                b = (torch.rand(1, fan_out, generator=g) * 2 - 1) * bound
+                layers += [W, b]
+            per_net.append(layers)
+        self.params = [torch.stack(p).requires_grad_() for p in zip(*per_net, strict=True)]
+
+    @property
+    def n_nets(self) -> int:
+        return self.params[0].shape[0]
+
+    def forward(self, X: torch.Tensor, idx=None) -> torch.Tensor:
+        """X: (nets, n, 2) -> actions (nets, n, 2); ``idx`` selects a subset of the nets."""
+        W1, b1, W2, b2, W3, b3 = self.params if idx is None else [p[idx] for p in self.params]
+        h = torch.tanh(torch.baddbmm(b1, X, W1))
+        h = torch.tanh(torch.baddbmm(b2, h, W2))
+        return self.out_scale * torch.tanh(torch.baddbmm(b3, h, W3))
+
+    @torch.no_grad()
+    def act(self, obs: np.ndarray, idx=None) -> np.ndarray:
+        return self.forward(torch.as_tensor(obs, dtype=torch.float32), idx).numpy()
+
+    def fit(self, X: np.ndarray, Y: np.ndarray, W: np.ndarray, steps: int, lr: float) -> float:
+        """``steps`` full-batch Adam steps on sum_nets mean_i w_i ||pi(s_i) - a_i||^2.
+
+        W is zero on padding rows and has mean 1 over each net's real rows; a fresh Adam state
+        per call (INFERRED: the spec warm-starts the weights, not the optimiser).
+        """
+        X = torch.as_tensor(X, dtype=torch.float32)
+        Y = torch.as_tensor(Y, dtype=torch.float32)
+        W = torch.as_tensor(W, dtype=torch.float32)
+        n_real = (W > 0).sum(dim=1).clamp(min=1).to(torch.float32)
+        adam = Adam(self.params, lr)
+        loss = torch.zeros(())
+        for _ in range(steps):
+            err = ((self.forward(X) - Y) ** 2).sum(-1)              # (nets, N)
+            loss = ((W * err).sum(-1) / n_real).sum()
+            grads = torch.autograd.grad(loss, self.params)
+            adam.step(grads)
+        return float(loss.detach()) / max(self.n_nets, 1)
+
+    def export(self, i: int) -> list[np.ndarray]:
+        return [p[i].detach().numpy().copy() for p in self.params]
+
+
+class Adam:
+    """Adam (Kingma & Ba), the same update as torch.optim.Adam with its defaults (tested).
+
+    Written out because constructing torch.optim.Adam imports torch._dynamo (~2 CPU-s per job).
+    """
+
+    def __init__(self, params, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
+        self.params, self.lr, self.betas, self.eps = params, lr, betas, eps
+        self.m = [torch.zeros_like(p) for p in params]
+        self.v = [torch.zeros_like(p) for p in params]
+        self.t = 0
+
+    @torch.no_grad()
+    def step(self, grads) -> None:
+        b1, b2 = self.betas
+        self.t += 1
+        bc1, bc2 = 1 - b1 ** self.t, 1 - b2 ** self.t
+        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
+            m.lerp_(g, 1 - b1)
+            v.mul_(b2).addcmul_(g, g, value=1 - b2)
+            denom = (v.sqrt() / math.sqrt(bc2)).add_(self.eps)
+            p.addcdiv_(m, denom, value=-self.lr / bc1)
+
+
+def numpy_forward(weights: list[np.ndarray], X: np.ndarray, out_scale: float = 0.05):
+    """The same network in numpy (for checks and for reading saved weights)."""
+    W1, b1, W2, b2, W3, b3 = weights
+    h = np.tanh(X @ W1 + b1)
+    h = np.tanh(h @ W2 + b2)
+    return out_scale * np.tanh(h @ W3 + b3)
