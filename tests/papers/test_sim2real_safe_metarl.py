@@ -9,7 +9,14 @@ import pytest
 
 from icml26 import grid, pipeline
 from icml26.claims import NOT_REPRODUCED, REPRODUCED
-from icml26.papers.sim2real_safe_metarl import agents, braking, claims, critic, experiment
+from icml26.papers.sim2real_safe_metarl import (
+    agents,
+    braking,
+    claims,
+    critic,
+    encoder,
+    experiment,
+)
 
 SLUG = "sim2real-safe-metarl"
 
@@ -210,3 +217,204 @@ def test_smoke_runs_end_to_end(tmp_path):
     assert (out["figures"] / "deployment.png").exists()
     metrics = pd.read_csv(out["metrics"])
     assert len(metrics) == 12 and metrics["early_episodes"].eq(6).all()
+
+
+# --------------------------------------------------------------------------------------------
+# full profile: step-level control, tabular critic, learned KL-regularised encoder
+# --------------------------------------------------------------------------------------------
+def test_step_level_with_a_constant_margin_is_the_option_level_rollout():
+    rng = np.random.default_rng(3)
+    noise = braking.draw_noise(rng, (40,), braking.n_steps_max())
+    mu, p = rng.uniform(0.5, 1.0, 40), rng.uniform(0.0, 0.3, 40)
+    margins = rng.choice([0.0, 6.0, 20.0], 40)
+    option = braking.rollout(mu, p, margins, noise)
+    calls = []
+
+    def choose(d, v):
+        calls.append(d.copy())
+        return margins
+
+    step = braking.rollout(mu, p, np.nan, noise, choose=choose, every=5)
+    for f in ("crash", "reward", "time_to_stop", "obs"):
+        assert np.array_equal(getattr(option, f), getattr(step, f), equal_nan=True), f
+    assert np.array_equal(step.margin, margins)
+    # asked every 0.5 s (steps 0, 5, 10, ...): the first call sees the start gaps
+    assert np.array_equal(calls[0], noise.d0) and len(calls) >= 2
+
+
+def test_step_level_switch_changes_the_braking_point_only_while_cruising():
+    # start with a huge margin (brake at once) vs switching from 0 to 30 m after 0.5 s
+    q = _quiet(1, d0=70.0, v0=14.0)
+    late = braking.rollout(1.0, 0.0, np.nan, q, choose=lambda d, v: np.where(d > 62, 0.0, 30.0))
+    # 0.5 s of cruise at 14 m/s: d = 63 > 62 -> still 0; at 1.0 s d = 56 -> 30 m, and
+    # 56 <= 16.33 + 30 + 1.4: braking starts at step 10 and the 30 m margin is kept
+    assert late.margin[0] == 30.0
+    fixed = braking.rollout(1.0, 0.0, 30.0, q)
+    assert late.time_to_stop[0] > fixed.time_to_stop[0] - 1e-9
+    assert not late.crash[0]
+    # once braking, a later smaller margin has no effect (latched command)
+    flip = braking.rollout(1.0, 0.0, np.nan, q,
+                           choose=lambda d, v: np.where(d > 46.0, 30.0, 0.0))
+    assert flip.margin[0] == 30.0 and np.array_equal(flip.obs, fixed.obs)
+
+
+def test_cell_index_clips_to_the_grid():
+    edges = [10.0, 20.0, 30.0]
+    assert critic.cell_index([5.0, 10.0, 19.9, 20.0, 30.0, 99.0], edges).tolist() == [
+        0, 0, 0, 1, 1, 1]
+
+
+def test_tabular_critic_on_a_hand_checkable_case(monkeypatch):
+    # no actuation noise, no delay (the simulator's delay range pinned to 0), friction never
+    # limiting (mu ~ U(0.95, 1.05): 7 mu >= 6) and start states pinned to one point per cell:
+    # every rollout of a cell is the same noise-free episode, so all quantiles equal its
+    # return-to-go and the crash probability is 0
+    monkeypatch.setattr(braking, "SIM_DELAY", (0.0, 0.0))
+    rng = np.random.default_rng(0)
+    c = critic.build_step([1.0], [0.0, 10.0], [70.0, 70.0], [14.0, 14.0], 8, 4, rng,
+                          acc_sd=0.0, obs_sd=0.0)
+    assert c["quantiles"].shape == (1, 1, 1, 2, 4) and c["crash_prob"].shape == (1, 1, 1, 2)
+    assert np.all(c["crash_prob"] == 0.0)
+    for j, m in enumerate((0.0, 10.0)):
+        expected = -braking.rollout(1.0, 0.0, m, _quiet(1)).time_to_stop[0]
+        assert c["quantiles"][0, 0, 0, j] == pytest.approx([expected] * 4)
+        assert c["mean_return"][0, 0, 0, j] == pytest.approx(expected)
+    # the 10 m margin stops 2 m outside the 8 m zone: 1 s of creep, minus the shorter cruise
+    assert c["mean_return"][0, 0, 0, 1] < c["mean_return"][0, 0, 0, 0]
+
+
+def test_tabular_critic_sees_the_state():
+    rng = np.random.default_rng(1)
+    c = critic.build_step([0.6], [0.0], [20.0, 30.0, 80.0], [15.0, 16.0], 40, 8, rng, 0.3, 0.4)
+    # close to the line at 15-16 m/s on a slippery road: braking distance v^2/(2*4.2) >= 26 m
+    # exceeds the gap -> crash certain; far away with margin 0 a crash is still likely
+    assert c["crash_prob"][0, 0, 0, 0] == 1.0
+    assert c["mean_return"][0, 0, 0, 0] < -20
+    # far away, the return-to-go counts the cruise time
+    assert c["quantiles"][1, 0, 0, 0].max() < 0
+
+
+def test_step_chooser_uses_the_cell_of_each_row():
+    prm = agents.AgentParams()
+    # two gap cells: near (crashy at margin 0) and far (margin 0 safe and faster)
+    step_critic = {
+        "gap_edges": np.array([0.0, 40.0, 100.0]), "speed_edges": np.array([0.0, 50.0]),
+        "crash_prob": np.array([[[[0.5, 0.0]]], [[[0.0, 0.0]]]]),
+        "mean_return": np.array([[[[-5.0, -6.0]]], [[[-8.0, -9.0]]]]),
+    }
+    choose = agents.step_chooser(np.ones((2, 1)), np.array([1.0, 1.0]), [0.0, 10.0],
+                                 step_critic, prm)
+    # near: -5 - 10 * 0.5 = -10 < -6 -> margin 10; far: -8 > -9 -> margin 0
+    assert choose(np.array([30.0, 70.0]), np.array([14.0, 14.0])).tolist() == [10.0, 0.0]
+
+
+def test_step_level_deploy_with_a_state_free_critic_matches_the_option_level():
+    cfg = pipeline.resolve(SLUG, "smoke")
+    data = experiment.prepare(cfg, np.random.default_rng(0))
+    crit = experiment.build_critic(cfg, 0, data)
+    # the option critic copied into every (gap, speed) cell: the choice never changes within
+    # an episode, so step-level deployment reproduces the option-level one
+    step_critic = {k: np.broadcast_to(crit[k], (2, 1, *crit[k].shape))
+                   for k in ("crash_prob", "mean_return")}
+    step_critic.update(gap_edges=np.array([0.0, 50.0, 100.0]),
+                       speed_edges=np.array([0.0, 50.0]))
+    methods = np.repeat(list(agents.RULES), 3)
+    rng = np.random.default_rng(5)
+    noise = [braking.draw_noise(rng, (len(methods),), braking.n_steps_max()) for _ in range(4)]
+    args = (methods, 0.55, 0.3, lambda e: noise[e], 4, data["bins"], data["margins"])
+    prm = agents.AgentParams()
+    option = agents.deploy(*args, crit, prm, 0.3, 0.4)
+    step = agents.deploy(*args, step_critic, prm, 0.3, 0.4, level="step")
+    for q in experiment.QUANTITIES:
+        assert np.array_equal(option[q], step[q], equal_nan=True), q
+
+
+def test_kl_is_zero_at_the_prior_and_positive_elsewhere():
+    assert encoder.kl_gauss(0.8, 0.15, 0.8, 0.15) == pytest.approx(0.0, abs=1e-15)
+    # closed form: 0.5 * (var/var0 + dm^2/var0 - 1) + log(sd0/sd)
+    kl = encoder.kl_gauss(0.7, 0.05, 0.8, 0.15)
+    assert kl == pytest.approx(0.5 * (1 / 9 + 0.01 / 0.0225 - 1) + np.log(3))
+    assert kl > 0
+    # an empty context leaves the posterior at the prior: KL exactly 0
+    mean, prec = encoder.product_of_gaussians(0.8, 1 / 0.15 ** 2, np.array([0.5, 0.6]),
+                                              np.array([100.0, 50.0]), np.zeros(2))
+    assert mean == pytest.approx(0.8) and prec == pytest.approx(1 / 0.15 ** 2)
+    assert encoder.kl_gauss(mean, prec ** -0.5, 0.8, 0.15) == pytest.approx(0.0, abs=1e-12)
+    # and with factors, precisions add and means average by precision
+    mean, prec = encoder.product_of_gaussians(0.8, 1 / 0.15 ** 2, np.array([0.5, 0.6]),
+                                              np.array([100.0, 50.0]), np.ones(2))
+    p0 = 1 / 0.15 ** 2
+    assert prec == pytest.approx(p0 + 150)
+    assert mean == pytest.approx((p0 * 0.8 + 50 + 30) / (p0 + 150))
+
+
+def test_torch_kl_matches_numpy_kl():
+    torch = pytest.importorskip("torch")
+    m, s = torch.tensor([0.7, 0.8]), torch.tensor([0.05, 0.15])
+    got = encoder.kl_gauss(m, s, torch.tensor(0.8), torch.tensor(0.15)).numpy()
+    want = [encoder.kl_gauss(0.7, 0.05, 0.8, 0.15), 0.0]
+    assert got == pytest.approx(want, abs=1e-6)
+
+
+def test_encoder_posterior_with_the_closed_form_factors_is_the_closed_form_posterior():
+    prm = agents.AgentParams()
+    # weights of an MLP whose output is exactly (0 correction, log 196): factor y/7, sd 0.5/7
+    H = 4
+    w = {"W1": np.zeros((1, H)), "b1": np.zeros(H), "W2": np.zeros((H, H)), "b2": np.zeros(H),
+         "W3": np.zeros((H, 2)), "b3": np.array([0.0, np.log(196.0)]),
+         "log_prec_max": np.asarray(12.0)}
+    y = np.array([[4.2, 3.5, 3.9] + [np.nan] * 17, [6.0] * 20])
+    closed, learned = agents.ContextPosterior(2, prm), agents.EncoderPosterior(2, prm, w)
+    closed.update(y)
+    learned.update(y)
+    assert learned.mean == pytest.approx(closed.mean, rel=1e-12)
+    assert learned.precision == pytest.approx(closed.precision, rel=1e-12)
+    assert np.allclose(learned.residuals, closed.residuals, equal_nan=True)
+
+
+def test_encoder_training_moves_the_posterior_toward_the_context():
+    pytest.importorskip("torch")
+    prm = agents.AgentParams()
+    rng = np.random.default_rng(0)
+    mu, obs = encoder.simulator_tasks(300, 2, [0.0, 10.0, 20.0, 30.0], rng, 0.3, 0.4, 20)
+    assert obs.shape == (300, 40) and np.isfinite(obs).any(axis=1).all()
+    eprm = encoder.EncoderParams(hidden=16, iters=150, batch=32)
+    w = encoder.train(mu, obs, prm.prior_mean, prm.prior_sd, eprm, seed=7)
+    assert w["W1"].shape == (1, 16) and w["W3"].shape == (16, 2)
+    again = encoder.train(mu, obs, prm.prior_mean, prm.prior_sd, eprm, seed=7)
+    assert all(np.array_equal(w[k], again[k]) for k in w)     # deterministic
+    post = agents.EncoderPosterior(2, prm, w)
+    post.update(np.array([[7 * 0.6] * 20, [6.0] * 20]))
+    # slippery road pulled below the prior mean, grippy one above; sd shrinks
+    assert post.mean[0] < 0.7 and post.mean[1] > 0.82
+    assert np.all(post.sd < 0.05)
+
+
+def test_full_like_step_level_run_end_to_end():
+    """A shortened full profile (step level, tabular critic, learned encoder) in process."""
+    pytest.importorskip("torch")
+    cfg = pipeline.resolve(SLUG, "full")
+    p = cfg["params"]
+    assert p["level"] == "step" and len(p["bins"]) == 9 and p["encoder"] is not None
+    cfg["seeds"] = [0]
+    p.update(bins=[0.6, 0.8, 1.0], margins=[0, 10, 20, 30], gap_edges=[10, 40, 70, 90],
+             speed_edges=[12, 14, 16], n_cell_rollouts=10, n_deploy=2, n_episodes=6,
+             late_episodes=[4, 6], adapted_episodes=[5, 6])
+    p["encoder"] = dict(p["encoder"], n_tasks=100, iters=30, hidden=8)
+    data = experiment.prepare(cfg, np.random.default_rng(0))
+    runs = grid.runs(cfg)
+    state, curves = experiment.train(cfg, data, runs)
+    assert state["critic/0/crash_prob"].shape == (3, 2, 3, 4)
+    assert state["critic/0/quantiles"].shape == (3, 2, 3, 4, 32)
+    assert "encoder/0/W1" in state
+    rows = experiment.evaluate(cfg, data, runs, state, curves)
+    assert len(rows) == len(runs) == 12
+    for run in runs:
+        margin = state[f"{run.key}/margin"]
+        assert margin.shape == (2, 6) and np.isin(margin, [0, 10, 20, 30]).all()
+    assert all(np.isfinite(r["alpha"]) for r in rows)
+    # sharding independence holds at step level too
+    one, _ = experiment.train(cfg, data, [runs[5]])
+    for q in experiment.QUANTITIES:
+        key = f"{runs[5].key}/{q}"
+        assert np.array_equal(state[key], one[key], equal_nan=True)

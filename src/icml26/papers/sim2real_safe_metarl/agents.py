@@ -29,6 +29,10 @@ and the risk level:
 - CTX-NEUTRAL (PEARL-style point estimate): the bin nearest mu_hat, alpha = 1.
 - CTX-NEUTRAL-MIX: posterior weights, alpha = 1 (isolates the risk adaptation).
 - CTX-AVERSE: posterior weights, alpha = 0.05 always.
+
+Full profile (``deploy(level="step")``): the same weights and risk levels, but the margin is
+re-chosen every 0.5 s from the tabular (gap, speed, bin, margin) critic at the car's current
+cell (``step_chooser``), and the posterior may be the learned encoder's (``EncoderPosterior``).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import braking
+from . import critic as critic_mod
 
 #          method            bin weights   risk level ("adaptive" or fixed alpha)
 RULES = {
@@ -116,6 +121,37 @@ class ContextPosterior:
                 + self.prm.residual_weight * np.maximum(0.0, ratio - 1.0))
 
 
+class EncoderPosterior(ContextPosterior):
+    """Full profile: the learned PEARL-style posterior. Each observation y goes through the
+    MLP factor network (``encoder.factors``), which returns a Gaussian factor (mean, precision)
+    on mu; the posterior is the prior times the product of all factors so far (precisions add,
+    means average by precision), persisting across episodes as in the closed form. Residuals
+    and the accuracy signal are computed exactly as in ``ContextPosterior``."""
+
+    def __init__(self, n: int, prm: AgentParams, weights: dict):
+        super().__init__(n, prm)
+        self.weights = weights
+
+    def update(self, obs: np.ndarray) -> None:
+        from . import encoder
+
+        prm = self.prm
+        rows = np.arange(len(self.mean))
+        f_mean, f_prec = encoder.factors(self.weights, obs)
+        for k in range(obs.shape[1]):
+            has = np.isfinite(obs[:, k])
+            if not has.any():
+                break
+            pred = np.minimum(braking.BRAKE_CMD, braking.FRICTION_DECEL * self.mean)
+            slot = self.count % prm.rmse_window
+            self.residuals[rows[has], slot[has]] = (obs[:, k] - pred)[has]
+            self.count += has
+            new_prec = self.precision + f_prec[:, k]
+            new_mean = (self.precision * self.mean + f_prec[:, k] * f_mean[:, k]) / new_prec
+            self.mean = np.where(has, new_mean, self.mean)
+            self.precision = np.where(has, new_prec, self.precision)
+
+
 def risk_level(u: np.ndarray, prm: AgentParams) -> np.ndarray:
     return np.clip(1.0 - u / prm.u_scale, prm.alpha_min, 1.0)
 
@@ -154,7 +190,14 @@ def choose_margin(weights: np.ndarray, alpha: np.ndarray, critic: dict,
 
 
 def decide(methods, bins, margins, critic, post: ContextPosterior, prm: AgentParams):
-    """Margin, alpha and weights of every row, each row following its own method's rule."""
+    """Margin and alpha of every row, each row following its own method's rule."""
+    weights, alpha = weights_and_alpha(methods, bins, post, prm)
+    idx = choose_margin(weights, alpha, critic, prm)
+    return np.asarray(margins, float)[idx], alpha
+
+
+def weights_and_alpha(methods, bins, post: ContextPosterior, prm: AgentParams):
+    """(B, n_bins) bin weights and (B,) risk levels, each row following its method's rule."""
     methods = np.asarray(methods)
     mu_hat, sd = post.mean, post.sd
     adaptive_alpha = risk_level(post.uncertainty(), prm)
@@ -171,30 +214,64 @@ def decide(methods, bins, margins, critic, post: ContextPosterior, prm: AgentPar
             alpha[rows] = prm.alpha_min
         else:
             alpha[rows] = float(risk)
-    idx = choose_margin(weights, alpha, critic, prm)
-    return np.asarray(margins, float)[idx], alpha
+    return weights, alpha
+
+
+def step_chooser(weights, alpha, margins, step_critic: dict, prm: AgentParams):
+    """Step level: ``choose(d, v)`` for ``braking.rollout``. At the current (gap, speed) cell
+    of each row, m* = argmax_m R(g, s, m) - lambda * min(1, P(g, s, m) / alpha), with
+    P = sum_b w_b P_c(g, s, mu_b, m) and R = sum_b w_b mean Z_r(g, s, mu_b, m) (the option
+    rule on the tabular critic's row of that cell)."""
+    margins = np.asarray(margins, float)
+
+    def choose(d, v):
+        g = critic_mod.cell_index(d, step_critic["gap_edges"])
+        s = critic_mod.cell_index(v, step_critic["speed_edges"])
+        P = np.einsum("ib,ibm->im", weights, step_critic["crash_prob"][g, s])
+        R = np.einsum("ib,ibm->im", weights, step_critic["mean_return"][g, s])
+        cvar_cost = np.minimum(1.0, P / alpha[:, None])
+        return margins[np.argmax(R - prm.lam * cvar_cost, axis=1)]
+
+    return choose
 
 
 # --------------------------------------------------------------------------------------------
 # the deployment loop: n_episodes consecutive episodes on the real system
 # --------------------------------------------------------------------------------------------
 def deploy(methods, mu_real, p_real, noise_of_episode, n_episodes: int, bins, margins,
-           critic: dict, prm: AgentParams, acc_sd: float, obs_sd: float) -> dict:
+           critic: dict, prm: AgentParams, acc_sd: float, obs_sd: float,
+           level: str = "option", encoder: dict | None = None, every: int = 5) -> dict:
     """Deploy B agents in parallel; ``noise_of_episode(e)`` gives the batch's Noise of episode e.
 
     Returns (B, n_episodes) arrays: crash, time_to_stop (NaN on crashes), margin, alpha,
     mu_hat and sd (the posterior at decision time, before the episode).
+
+    ``level="option"``: one margin per episode from the option critic (smoke, default).
+    ``level="step"`` (full): ``critic`` is the tabular (gap, speed, bin, margin) critic and the
+    margin is re-chosen every ``every`` steps from the current gap and speed; ``margin`` is
+    then the margin in force when braking began. With ``encoder`` (the learned MLP factor
+    network's weights) the context posterior is the learned product of Gaussians
+    (``EncoderPosterior``) instead of the closed-form one.
     """
     bins = np.asarray(bins, float)
     B = len(methods)
-    post = ContextPosterior(B, prm)
+    post = ContextPosterior(B, prm) if encoder is None else EncoderPosterior(B, prm, encoder)
     out = {k: np.zeros((B, n_episodes)) for k in
            ("crash", "time_to_stop", "margin", "alpha", "mu_hat", "sd")}
     for e in range(n_episodes):
         out["mu_hat"][:, e], out["sd"][:, e] = post.mean, post.sd
-        margin, alpha = decide(methods, bins, margins, critic, post, prm)
-        res = braking.rollout(mu_real, p_real, margin, noise_of_episode(e), acc_sd, obs_sd,
-                              prm.max_obs)
+        if level == "option":
+            margin, alpha = decide(methods, bins, margins, critic, post, prm)
+            res = braking.rollout(mu_real, p_real, margin, noise_of_episode(e), acc_sd, obs_sd,
+                                  prm.max_obs)
+        elif level == "step":
+            weights, alpha = weights_and_alpha(methods, bins, post, prm)
+            choose = step_chooser(weights, alpha, margins, critic, prm)
+            res = braking.rollout(mu_real, p_real, np.nan, noise_of_episode(e), acc_sd, obs_sd,
+                                  prm.max_obs, choose=choose, every=every)
+            margin = res.margin
+        else:
+            raise ValueError(f"unknown level {level!r}; allowed: option, step")
         out["crash"][:, e] = res.crash
         out["time_to_stop"][:, e] = res.time_to_stop
         out["margin"][:, e], out["alpha"][:, e] = margin, alpha

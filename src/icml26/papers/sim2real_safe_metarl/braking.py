@@ -17,7 +17,8 @@ controller).
 During braking, each 0.1 s step yields a deceleration observation y (at most 20 per
 episode), which the agents use to infer mu. ``rollout`` simulates a batch of vehicles in
 parallel (one numpy operation per step for the whole batch), which is what keeps the critic
-build at a fraction of a CPU-second.
+build at a fraction of a CPU-second. At full scale (step level) ``rollout`` takes a
+``choose(d, v)`` callback that re-chooses the margin every 0.5 s while the car cruises.
 """
 
 from __future__ import annotations
@@ -79,11 +80,19 @@ class Outcome:
     reward: np.ndarray        # (N,)
     time_to_stop: np.ndarray  # (N,) t + creep time; NaN for crashes
     obs: np.ndarray           # (N, max_obs) deceleration observations (NaN where none)
+    margin: np.ndarray | None = None  # (N,) margin in force when braking began (step level)
 
 
 def rollout(mu, p, margin, noise: Noise, acc_sd: float = 0.3, obs_sd: float = 0.4,
-            max_obs: int = 20) -> Outcome:
+            max_obs: int = 20, choose=None, every: int = 5) -> Outcome:
     """Simulate N vehicles in parallel; mu, p, margin broadcast to the batch shape (N,).
+
+    Step level (full profile): with ``choose`` given, the margin is re-chosen every ``every``
+    steps (every 0.5 s at dt = 0.1 s), starting at step 0, by ``choose(d, v)`` -> (N,) margins
+    for the current gap and speed; only vehicles still cruising take the new margin (the
+    braking command is latched, so once braking the margin no longer matters). ``margin`` is
+    then the margin before the first choice. Without ``choose`` the margin is fixed for the
+    episode (the option level), and the code path is exactly the option-level one.
 
     ``obs_sd`` is the sensor noise added to the achieved deceleration. The default 0.4 makes
     the total observation noise around the friction-limited deceleration sqrt(0.3^2 + 0.4^2) =
@@ -96,6 +105,8 @@ def rollout(mu, p, margin, noise: Noise, acc_sd: float = 0.3, obs_sd: float = 0.
     mu = np.broadcast_to(np.asarray(mu, float), (n,))
     p = np.broadcast_to(np.asarray(p, float), (n,))
     margin = np.broadcast_to(np.asarray(margin, float), (n,))
+    if choose is not None:
+        margin = margin.copy()
     limit = FRICTION_DECEL * mu
     braking = np.zeros(n, bool)        # latched command of the controller
     prev_cmd = np.zeros(n)
@@ -112,6 +123,9 @@ def rollout(mu, p, margin, noise: Noise, acc_sd: float = 0.3, obs_sd: float = 0.
         live = ~done
         if not live.any():
             break
+        if choose is not None and k % every == 0:
+            cruising = live & ~braking
+            margin = np.where(cruising, np.asarray(choose(d, v), float), margin)
         # the controller: cruise until the braking point (margin included), then brake hard
         braking |= live & (d <= v * v / (2.0 * BRAKE_CMD) + margin + v * DT)
         cmd = np.where(braking, BRAKE_CMD, 0.0)
@@ -137,4 +151,5 @@ def rollout(mu, p, margin, noise: Noise, acc_sd: float = 0.3, obs_sd: float = 0.
     creep = np.maximum(0.0, d_end - STOP_ZONE) / CREEP_SPEED
     reward = np.where(crash, -t_end - CRASH_PENALTY, -(t_end + creep))
     time_to_stop = np.where(crash, np.nan, t_end + creep)
-    return Outcome(crash, reward, time_to_stop, obs)
+    return Outcome(crash, reward, time_to_stop, obs,
+                   None if choose is None else np.asarray(margin, float))

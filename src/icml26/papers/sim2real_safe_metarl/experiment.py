@@ -8,6 +8,12 @@ does not depend on sharding) and then deploys every method of the shard on every
 batch. Start states and all per-step noise of the real system depend only on (environment,
 critic seed, deployment seed, episode, step): every method meets the same real roads (common
 random numbers), so the comparisons are paired.
+
+Full scale (``level: step``): the train job builds the tabular step-level critic
+(``critic.build_step``, seeded by (paper, "step-critic", seed)) instead of the option critic,
+trains the learned context encoder (``encoder.train``, torch, seeded by (paper, "encoder",
+seed)) when ``params.encoder`` is given, and deploys with the margin re-chosen every
+``decision_every`` steps. Its weights are stored in the state as ``encoder/<seed>/...``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import numpy as np
 
 from icml26.seeding import derive_seed
 
-from . import agents, braking, critic
+from . import agents, braking, critic, encoder
 
 QUANTITIES = ("crash", "time_to_stop", "margin", "alpha", "mu_hat", "sd")
 
@@ -52,6 +58,32 @@ def build_critic(cfg: dict, seed: int, data: dict) -> dict[str, np.ndarray]:
                         int(p["n_quantiles"]), rng, float(p["acc_sd"]), float(p["obs_sd"]))
 
 
+def level(cfg: dict) -> str:
+    """"option" (smoke, default: one margin per episode) or "step" (full: re-chosen every 0.5 s)."""
+    return str(cfg["params"].get("level", "option"))
+
+
+def build_step_critic(cfg: dict, seed: int, data: dict) -> dict[str, np.ndarray]:
+    p = cfg["params"]
+    rng = np.random.default_rng(derive_seed(cfg["paper"], "step-critic", seed))
+    return critic.build_step(data["bins"], data["margins"], p["gap_edges"], p["speed_edges"],
+                             int(p["n_cell_rollouts"]), int(p["n_quantiles"]), rng,
+                             float(p["acc_sd"]), float(p["obs_sd"]))
+
+
+def train_encoder(cfg: dict, seed: int, data: dict) -> dict[str, np.ndarray]:
+    """The learned context encoder of a critic seed (simulator tasks, PEARL KL objective)."""
+    p = cfg["params"]
+    prm = agent_params(cfg)
+    eprm = encoder.EncoderParams(**p.get("encoder", {}))
+    rng = np.random.default_rng(derive_seed(cfg["paper"], "encoder-data", seed))
+    mu, obs = encoder.simulator_tasks(int(eprm.n_tasks), int(eprm.episodes_per_task),
+                                      data["margins"], rng, float(p["acc_sd"]),
+                                      float(p["obs_sd"]), prm.max_obs)
+    return encoder.train(mu, obs, prm.prior_mean, prm.prior_sd, eprm,
+                         derive_seed(cfg["paper"], "encoder", seed))
+
+
 def deployment_noise(cfg: dict, setting: str, seed: int) -> braking.Noise:
     """Noise of (environment, critic seed): arrays [deployment, episode, (step)]."""
     p = cfg["params"]
@@ -67,9 +99,15 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     state, curves = {}, []
     for seed in dict.fromkeys(r.seed for r in runs):
         group = [r for r in runs if r.seed == seed]
-        crit = build_critic(cfg, seed, data)
+        step = level(cfg) == "step"
+        crit = build_step_critic(cfg, seed, data) if step else build_critic(cfg, seed, data)
         for name, arr in crit.items():
             state[f"critic/{seed}/{name}"] = arr
+        enc = train_encoder(cfg, seed, data) if step and p.get("encoder") is not None else None
+        for name, arr in (enc or {}).items():
+            state[f"encoder/{seed}/{name}"] = arr
+        extra = ({"level": "step", "encoder": enc, "every": int(p["decision_every"])}
+                 if step else {})
         noise = {s: deployment_noise(cfg, s, seed) for s in dict.fromkeys(r.setting for r in group)}
         methods = np.repeat([r.method for r in group], n_dep)
         mu = np.repeat([real_system(cfg, r.setting)[0] for r in group], n_dep)
@@ -82,7 +120,8 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             return braking.Noise(**fields)
 
         out = agents.deploy(methods, mu, delay, noise_of_episode, n_ep, data["bins"],
-                            data["margins"], crit, prm, float(p["acc_sd"]), float(p["obs_sd"]))
+                            data["margins"], crit, prm, float(p["acc_sd"]), float(p["obs_sd"]),
+                            **extra)
         for i, run in enumerate(group):
             rows = slice(i * n_dep, (i + 1) * n_dep)
             for q in QUANTITIES:
