@@ -95,3 +95,24 @@ def test_tanh_gaussian_log_prob_matches_torch_distributions():
     assert torch.allclose(logp, ref, atol=1e-3)
     assert QNetwork(3, 2)(obs, act).shape == (5,)
     assert QNetwork(3, 4, discrete=True)(obs).shape == (5, 4)
+
+
+def test_adam_matches_torch_optim_adam():
+    torch = pytest.importorskip("torch")
+    from icml26.rl.optim import Adam
+
+    torch.manual_seed(0)
+    w0 = torch.randn(4, 3)
+    ours, ref = w0.clone().requires_grad_(), w0.clone().requires_grad_()
+    opt_ours, opt_ref = Adam([ours], lr=0.01), torch.optim.Adam([ref], lr=0.01)
+    target = torch.randn(4, 3)
+    for _ in range(50):
+        for w, opt in ((ours, opt_ours), (ref, opt_ref)):
+            opt.zero_grad()
+            ((w - target) ** 4).sum().backward()
+            opt.step()
+    assert torch.allclose(ours, ref, atol=1e-6)
+    explicit = w0.clone().requires_grad_()
+    opt = Adam([explicit], lr=0.01)
+    opt.step([torch.ones(4, 3)])  # grads passed explicitly: first step moves every weight by lr
+    assert torch.allclose(explicit, w0 - 0.01, atol=1e-6)

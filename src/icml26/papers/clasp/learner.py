@@ -18,6 +18,8 @@ import math
 import numpy as np
 import torch
 
+from icml26.rl.optim import Adam
+
 
 class BatchedPolicy:
     def __init__(self, seeds: list[int], hidden: int = 64, out_scale: float = 0.05):
@@ -71,30 +73,6 @@ class BatchedPolicy:
 
     def export(self, i: int) -> list[np.ndarray]:
         return [p[i].detach().numpy().copy() for p in self.params]
-
-
-class Adam:
-    """Adam (Kingma & Ba), the same update as torch.optim.Adam with its defaults (tested).
-
-    Written out because constructing torch.optim.Adam imports torch._dynamo (~2 CPU-s per job).
-    """
-
-    def __init__(self, params, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
-        self.params, self.lr, self.betas, self.eps = params, lr, betas, eps
-        self.m = [torch.zeros_like(p) for p in params]
-        self.v = [torch.zeros_like(p) for p in params]
-        self.t = 0
-
-    @torch.no_grad()
-    def step(self, grads) -> None:
-        b1, b2 = self.betas
-        self.t += 1
-        bc1, bc2 = 1 - b1 ** self.t, 1 - b2 ** self.t
-        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
-            m.lerp_(g, 1 - b1)
-            v.mul_(b2).addcmul_(g, g, value=1 - b2)
-            denom = (v.sqrt() / math.sqrt(bc2)).add_(self.eps)
-            p.addcdiv_(m, denom, value=-self.lr / bc1)
 
 
 def numpy_forward(weights: list[np.ndarray], X: np.ndarray, out_scale: float = 0.05):
