@@ -119,8 +119,8 @@ def resolve_paper(slug: str, workflow_config: dict, config_dir: Path) -> dict:
     seeds = workflow_config.get("seeds") or merged.get("seeds", [0])
     offset = int(workflow_config.get("seed_offset", 0))
     shard_by = workflow_config.get("shard_by")
-    if shard_by is None:
-        shard_by = raw.get("shard_by", [])
+    if shard_by is None:  # the scale's own, else the paper's local default
+        shard_by = merged.get("shard_by", raw.get("shard_by", []))
     resolved = {
         "paper": slug,
         "scale": scale,

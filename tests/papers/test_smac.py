@@ -11,7 +11,7 @@ import torch
 
 from icml26 import grid, pipeline
 from icml26.claims import NOT_REPRODUCED, REPRODUCED
-from icml26.papers.smac import claims, cql, data, experiment, iql, smac
+from icml26.papers.smac import claims, cql, data, experiment, iql, smac, td3
 from icml26.papers.smac.nets import Actors, Critics
 from icml26.papers.smac.sac import Agent, sac_update
 from icml26.rl.nets import QNetwork, TanhGaussianPolicy
@@ -19,7 +19,9 @@ from icml26.rl.nets import QNetwork, TanhGaussianPolicy
 torch.set_num_threads(1)  # as in the train jobs: faster for these tiny networks, and deterministic
 
 P = {"alpha": 0.05, "gamma": 0.9, "tau": 0.005, "lr": 3e-4, "beta_bc": 0.5,
-     "alpha_cql": 2.0, "iql_tau": 0.7, "iql_beta": 3.0, "iql_clip": 100.0}
+     "alpha_cql": 2.0, "iql_tau": 0.7, "iql_beta": 3.0, "iql_clip": 100.0,
+     "td3_noise": 0.2, "td3_noise_clip": 0.5, "policy_delay": 2, "td3_expl": 0.1,
+     "alpha_bc": 2.5}
 
 
 def _batch(R, B, seed=0):
@@ -292,3 +294,163 @@ def test_smoke_end_to_end(tmp_path):
         assert (out["figures"] / f"{name}.png").exists()
     state = np.load(tmp_path / "smac" / "train" / "all.npz")
     assert any(k.endswith("actor_on/mu.weight") for k in state.files)
+
+
+# --------------------------------------------------------------------------------------------
+# full profile: the 3-room maze and the TD3 transfer
+# --------------------------------------------------------------------------------------------
+def _set_(tensor, value):
+    with torch.no_grad():
+        tensor.copy_(torch.as_tensor(value, dtype=tensor.dtype).reshape(tensor.shape))
+
+
+def _hand_agent(mu_bias: float) -> Agent:
+    """Target nets with known outputs: pi_targ(s) = tanh(mu_bias); Qtarg_1(s, a) = a1 + a2,
+    Qtarg_2(s, a) = 0.3 (tiny 2-2 hidden layers, weights set by hand)."""
+    agent = td3.attach(Agent(Actors([1], hidden=(2, 2)), Critics([2], hidden=(2, 2)), P))
+    w, b = agent.actor_target[-1]
+    _set_(w, torch.zeros_like(w))
+    _set_(b, torch.tensor([[mu_bias, mu_bias, 0.0, 0.0]]))
+    (w1, b1), (w2, b2), (w3, b3) = agent.critics.target
+    _set_(w1, [[[0, 0, 1, 1], [0, 0, -1, -1]], [[0] * 4, [0] * 4]])
+    _set_(b1, torch.zeros_like(b1))
+    _set_(w2, [[[1, 0], [0, 1]], [[0, 0], [0, 0]]])
+    _set_(b2, torch.zeros_like(b2))
+    _set_(w3, [[[1, -1]], [[0, 0]]])
+    _set_(b3, [[0.0], [0.3]])
+    return agent
+
+
+def test_td3_target_min_of_twins_with_clipped_smoothing_noise():
+    agent = _hand_agent(0.0)  # pi_targ = 0
+    eps = torch.tensor([[[10.0, 10.0], [-1.0, 0.5], [-10.0, 0.0]]])
+    b = {"rew": torch.tensor([[-1.0, -2.0, 0.5]]), "next_obs": torch.rand(1, 3, 2)}
+    # noise = clip(0.2 eps, -0.5, 0.5) -> a' = (.5, .5), (-.2, .1), (-.5, 0)
+    # Q1 = a1 + a2 = 1.0, -0.1, -0.5;  Q2 = 0.3;  min = 0.3, -0.1, -0.5
+    y = td3.td3_target(agent, b, eps, P)
+    assert torch.allclose(y, torch.tensor([[-1 + 0.9 * 0.3, -2 - 0.9 * 0.1, 0.5 - 0.9 * 0.5]]),
+                          atol=1e-6)
+    # near the bound the smoothed action is clipped to [-1, 1]: tanh(3) + 0.5 -> 1
+    agent = _hand_agent(3.0)
+    a2 = td3.smoothed_target_actions(agent, b["next_obs"], eps, P)
+    t3 = float(np.tanh(3.0))
+    assert torch.allclose(a2[0, 0], torch.tensor([1.0, 1.0]))
+    assert torch.allclose(a2[0, 2], torch.tensor([t3 - 0.5, t3]), atol=1e-6)
+
+
+def test_td3bc_actor_loss_equals_its_formula():
+    agent = td3.attach(Agent(Actors([7]), Critics([8]), P))
+    b = _batch(1, 12)
+    loss = td3.td3bc_actor_loss(agent, b["obs"], b["act"], 2.5)
+    pol = TanhGaussianPolicy(2, 2)  # the shared modules, as independent reference
+    pol.load_state_dict({k: torch.from_numpy(v) for k, v in agent.actors.state_dicts()[0].items()})
+    torch.manual_seed(8)
+    q1 = QNetwork(2, 2)
+    with torch.no_grad():
+        pi, _ = pol(b["obs"][0], deterministic=True)
+        q = q1(b["obs"][0], pi).reshape(-1)
+        want = -2.5 / q.abs().mean() * q.mean() + ((pi - b["act"][0]) ** 2).mean()
+    assert torch.allclose(loss.detach(), want.reshape(1), rtol=1e-5)
+    # lambda is a constant: the Q-gradient of the loss is -lambda dQ/dpi
+    lam = 2.5 / q.abs().mean()
+    ref = -lam * agent.critics(b["obs"], agent.actors.mean_action(b["obs"]))[:, 0].mean(-1)
+    ref = ref + ((agent.actors.mean_action(b["obs"]) - b["act"]) ** 2).mean((-2, -1))
+    g = torch.autograd.grad(loss.sum(), agent.actors.parameters())
+    g_ref = torch.autograd.grad(ref.sum(), agent.actors.parameters())
+    assert all(torch.allclose(x, y, atol=1e-6) for x, y in zip(g, g_ref, strict=True))
+
+
+def test_td3_delays_actor_and_target_updates():
+    agent = td3.attach(Agent(Actors([1]), Critics([2]), P))
+    agent.reset_optimisers()
+    b = _batch(1, 16)
+    eps = torch.randn(1, 16, 2, generator=torch.Generator().manual_seed(0))
+    snap = lambda xs: [x.detach().clone() for x in xs]  # noqa: E731
+    a0, c0 = snap(agent.actors.parameters()), snap(agent.critics.parameters())
+    ta0 = snap(t for layer in agent.actor_target for t in layer)
+    tc0 = snap(t for layer in agent.critics.target for t in layer)
+    td3.update(agent, b, eps, P)  # step 1: critic only
+    assert any(not torch.equal(x, y) for x, y in zip(c0, agent.critics.parameters(), strict=True))
+    assert all(torch.equal(x, y) for x, y in zip(a0, agent.actors.parameters(), strict=True))
+    assert all(torch.equal(x, y) for x, y in
+               zip(tc0, (t for layer in agent.critics.target for t in layer), strict=True))
+    td3.update(agent, b, eps, P)  # step 2: actor and both targets
+    assert any(not torch.equal(x, y) for x, y in zip(a0, agent.actors.parameters(), strict=True))
+    assert any(not torch.equal(x, y) for x, y in
+               zip(ta0, (t for layer in agent.actor_target for t in layer), strict=True))
+    assert any(not torch.equal(x, y) for x, y in
+               zip(tc0, (t for layer in agent.critics.target for t in layer), strict=True))
+
+
+def test_td3_solves_a_bandit():
+    """gamma = 0, one state, r = -||a - (0.5, -0.3)||^2: the deterministic actor moves there."""
+    agent = td3.attach(Agent(Actors([1]), Critics([2]), {**P, "lr": 1e-2, "gamma": 0.0}))
+    g = torch.Generator().manual_seed(0)
+    target = torch.tensor([0.5, -0.3])
+    B = 64
+    for _ in range(300):
+        act = torch.rand(1, B, 2, generator=g) * 2 - 1
+        b = {"obs": torch.zeros(1, B, 2), "act": act,
+             "rew": -((act - target) ** 2).sum(-1), "next_obs": torch.zeros(1, B, 2)}
+        td3.update(agent, b, torch.randn(1, B, 2, generator=g), P)
+    a = agent.actors.mean_action(torch.zeros(1, 1, 2)).detach()[0, 0]
+    assert torch.all((a - target).abs() < 0.15), a
+
+
+def test_maze_walls_block_the_straight_path():
+    rng = np.random.default_rng(0)
+    n = 50
+    starts = data.starts(n, rng)
+    env = data.make_env(n, "maze3")
+    ep = data.run_episodes(env, data.optimal_policy, starts, rng)  # straight line to the goal
+    walls = data.make_env(1, "maze3")
+    inside = walls.collides(ep.states.reshape(-1, 2))
+    assert not inside.any()                          # never enters a wall
+    assert (ep.violations > 0).mean() > 0.8          # but keeps bumping into one
+    assert ep.success.mean() < 0.2                   # and rarely reaches the goal
+    open_ep = data.run_episodes(data.make_env(n), data.optimal_policy, starts, rng)
+    assert open_ep.success.all()                     # which it always does without walls
+    route = data.run_episodes(data.make_env(n, "maze3"), data.route_policy("maze3"), starts, rng)
+    assert route.success.all() and route.violations.sum() == 0  # the route through the doors
+    # a single blocked step: pushing right into W1 leaves the state unchanged
+    e = data.make_env(1, "maze3")
+    e.reset(np.array([[-0.45, -0.6]]))
+    res = e.step(np.array([[1.0, 0.0]]), np.random.default_rng(1))
+    assert np.allclose(res.obs, [[-0.45, -0.6]]) and res.collision[0]
+    assert res.reward[0] == pytest.approx(-np.linalg.norm(res.obs[0] - data.GOAL))
+
+
+def test_maze_dataset_rewards_and_returns_to_go():
+    ds = data.make_dataset("medium", 0.9, np.random.default_rng(0), scale=0.02, env="maze3")
+    assert ds["obs"].shape == (300, 2)
+    assert not data.make_env(1, "maze3").collides(ds["next_obs"].astype(float)).any()
+    assert np.allclose(ds["rew"], data.reward_of(ds["next_obs"]), atol=1e-5)
+    ep_r, ep_g = ds["rew"].reshape(10, 30), ds["rtg"].reshape(10, 30)
+    assert np.allclose(ep_g[:, :-1], ep_r[:, :-1] + 0.9 * ep_g[:, 1:], atol=1e-4)
+
+
+def test_full_profile_shortened_end_to_end(tmp_path):
+    """The full config (maze settings, TD3 transfer methods) with a few steps, tiny nets."""
+    cfg = pipeline.resolve("smac", "full")
+    assert {"smac-td3", "td3bc"} <= set(cfg["methods"])
+    assert cfg["settings"]["maze-medium"]["env"] == "maze3"
+    cfg["seeds"] = [0]
+    cfg["settings"] = {"medium": {"dataset": "medium", "dataset_scale": 0.02},
+                       "maze-medium": {"dataset": "medium", "env": "maze3",
+                                       "dataset_scale": 0.02}}
+    cfg["params"].update(offline_steps=6, online_steps=6, eval_every=3, eval_every_offline=3,
+                         drop_window=3, hidden=[8, 8], batch=8, init_transitions=20,
+                         init_envs=10, eval_episodes=2)
+    out = pipeline.run_inprocess(cfg, tmp_path)
+    metrics = pd.read_csv(out["metrics"])
+    assert len(metrics) == 2 * 7
+    assert set(metrics["setting"]) == {"medium", "maze-medium"}
+    assert np.isfinite(metrics[["ns_off", "regret", "final_ns", "q_gap"]].to_numpy()).all()
+    d = np.load(tmp_path / "smac" / "data.npz")
+    assert {"R_opt/maze3", "R_rand/maze3"} <= set(d.files)
+    assert float(d["R_opt/maze3"]) > float(d["R_rand/maze3"])
+    curves = pd.concat(pd.read_csv(f) for f in (tmp_path / "smac" / "train").glob("*.csv"))
+    for m in ("smac-td3", "td3bc"):
+        c = curves[(curves["method"] == m) & (curves["metric"] == "ns_online")]
+        assert sorted(set(c["step"])) == [0, 3, 6]
+

@@ -18,7 +18,8 @@ monotonically improving paths, and it hands over smoothly to plain SAC.
 Here: a 2-D point-navigation task (PointNav-2D) with a synthetic "medium" dataset, tiny
 networks, offline training of SMAC, an SAC+BC ablation (lambda_sm = 0), CQL, Cal-QL and IQL,
 followed by identical plain-SAC fine-tuning and a linear interpolation probe between the
-offline and fine-tuned actors.
+offline and fine-tuned actors. The full profile adds a 3-room maze variant and the TD3
+transfer (SMAC vs TD3+BC, both fine-tuned with TD3).
 """
 
 FIDELITY = """\
@@ -61,9 +62,43 @@ FIDELITY = """\
   150 steps). All methods, the dataset, the metrics and all claims are kept. Smoke: SMAC and
   CQL, 100 + 100 steps, 1 seed. The runs of the job are vectorised (stacked weights; each run
   still has its own initialisation and random streams, tested equal to training it alone).
-- **Full profile**: both datasets (MEDIUM, MEDIUM-REPLAY), 20k + 20k steps, batch 256,
-  hidden 256, 10 seeds. **Missing**: the 3-room maze variant with walls and the TD3-transfer
-  experiment (SMAC vs TD3+BC) of the full profile are not implemented.
+- **Full profile** (config ``full``): 20k offline + 20k online steps, batch 256, hidden
+  256-256, 10 seeds, evaluations every 1000 online / 2000 offline steps (drop window: first
+  10k online steps), on four settings: MEDIUM and MEDIUM-REPLAY in the open field, and the
+  same two recipes in the 3-room maze (``maze-medium``, ``maze-medium-replay``); seven
+  methods: the five above (offline, then SAC online) and the TD3-transfer pair ``smac-td3``
+  and ``td3bc`` (below). 7 x 4 x 10 = 280 runs; the config keeps one train job (results do
+  not depend on sharding; ``--config shard_by=[setting]`` splits it into four). Claims still
+  use the open-field MEDIUM runs of the five SAC-transfer methods; the maze and TD3 runs add
+  panels to the figures and rows (TD3: SMAC's regret reduction vs TD3+BC) to the table.
+- **INFERRED: the 3-room maze** (the spec names it, nothing more). PointNav-2D with two
+  PointMass2D wall rectangles, W1 = [-0.4, -0.2] x [-1, -0.3] and W2 = [0.2, 0.4] x [0.3, 1],
+  splitting the square into three rooms joined by a door above W1 and one below W2. Both walls
+  cut the straight line from the start corner to the goal, so a route change is needed.
+  Walls block: a step ending inside a wall leaves the state unchanged (walls are 0.2 thick, a
+  step moves <= 0.1 + noise per coordinate, so nothing tunnels). Dynamics, reward
+  (-||s' - g||, +1 at the goal), starts, horizon 30 and gamma are those of the open field. Its
+  datasets use the spec's behaviour-policy recipes with the goal direction replaced by the
+  direction to the route's next waypoint ((-0.45, -0.15) in room 1 below W1's top, then
+  (0.5, 0.2) under W2, then the goal); R_opt is that route at full speed (the maze's "scripted
+  straight line"), R_rand uniform actions (100 episodes each, own keys ``R_opt/maze3``,
+  ``R_rand/maze3``). Measured (200 episodes): the route always reaches the goal without
+  touching a wall; the open-field straight line reaches it in 8% of episodes and has NS ~0.47
+  in the maze; the MEDIUM recipe's NS is ~0.43 (open field ~0.29).
+- **TD3 transfer** (full only; td3.py). TD3 as in Fujimoto et al. 2018: deterministic actor
+  pi(s) = tanh(mu(s)) (the mean head of the same actor network, so a SMAC actor hands over as
+  the mean action every method is evaluated with), twin critics with target
+  r + gamma min_k Qtarg_k(s', a') and target policy smoothing
+  a' = clip(pi_targ(s') + clip(0.2 eps, -0.5, 0.5), -1, 1), actor loss -mean Q_1(s, pi(s)),
+  actor and both targets (Polyak 0.005) updated every 2 critic steps, exploration
+  clip(pi(s) + N(0, 0.1^2), -1, 1) (also for the 1000 initial buffer transitions). TD3+BC as
+  in Fujimoto & Gu 2021: the same TD3 offline with actor loss
+  -lambda mean Q_1(s, pi(s)) + mean (pi(s) - a)^2, lambda = 2.5 / mean|Q_1| (detached); its
+  state normalisation is left out (states already lie in [-1, 1]^2). ``smac-td3`` is trained
+  offline exactly like ``smac`` (own seeds) and ``td3bc`` with TD3+BC; both are then
+  fine-tuned with plain TD3 (fresh Adam states; critic targets carried over; target actor:
+  TD3+BC's own, SMAC's a copy of its actor). Adam 3e-4, gamma 0.9, batch as above. The full
+  profile has not been run here (CPU only); its code path is tested with a few steps.
 - Calibration gap = mean over the dataset of min_k Q(s, a) - G_mu(s) at the end of the
   offline phase. Claims use the MEDIUM dataset only.
 - **What the default run shows (honest reading).** After 600 offline steps every critic is
@@ -84,7 +119,7 @@ FIDELITY = """\
   is still deterministic: same config and seed give the same bytes.
 """
 
-METHODS = ("smac", "sac-bc", "cql", "calql", "iql")
-SETTINGS = ("medium", "medium-replay")
+METHODS = ("smac", "sac-bc", "cql", "calql", "iql", "smac-td3", "td3bc")
+SETTINGS = ("medium", "medium-replay", "maze-medium", "maze-medium-replay")
 PROPOSED = "smac"
 BACKEND = "torch"

@@ -8,6 +8,10 @@ methods are compared on the same episodes. Method randomness (initialisation, mi
 policy noise, online exploration) comes from run.rng_seed(paper, stream): one independent
 stream per run, so results do not depend on how runs are grouped into jobs. Runs of one job are
 vectorised (stacked weights, see nets.py).
+
+Full profile only: settings may name ``env: maze3`` (the 3-room maze, with its own R_opt /
+R_rand), and the TD3-transfer methods ``smac-td3`` (SMAC offline) and ``td3bc`` (TD3+BC
+offline) are fine-tuned online with TD3 instead of SAC (td3.py), as a second group of runs.
 """
 
 from __future__ import annotations
@@ -22,10 +26,24 @@ from . import data as D
 METHODS_SAC = ("smac", "sac-bc")
 METHODS_CQL = ("cql", "calql")
 METHODS_IQL = ("iql",)
+SMAC_TD3, TD3BC = "smac-td3", "td3bc"
+SM_METHODS = ("smac", SMAC_TD3)  # offline with lambda_sm > 0
+# (online algorithm, offline method families): runs of a family are batched offline, runs of
+# a group online
+GROUPS = (("sac", (METHODS_SAC, METHODS_CQL, METHODS_IQL)), ("td3", ((SMAC_TD3,), (TD3BC,))))
 
 
 def setting_params(cfg: dict, setting: str) -> dict:
     return {**cfg["params"], **(cfg["settings"][setting] or {})}
+
+
+def env_of(cfg: dict, setting: str) -> str:
+    return str(setting_params(cfg, setting).get("env", "open"))
+
+
+def anchor_keys(env: str) -> tuple[str, str]:
+    """data keys of R_opt and R_rand of an environment (the open field keeps the plain keys)."""
+    return ("R_opt", "R_rand") if env == "open" else (f"R_opt/{env}", f"R_rand/{env}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -34,23 +52,31 @@ def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
     p = cfg["params"]
     out = {"R_opt": np.array(D.mean_return(D.optimal_policy, 100, rng)),
            "R_rand": np.array(D.mean_return(D.random_policy(rng), 100, rng))}
+    for env in dict.fromkeys(env_of(cfg, s) for s in cfg["settings"]):
+        if env != "open":  # the maze's anchors: its route policy, from their own stream
+            a_rng = np.random.default_rng(derive_seed(cfg["paper"], env, "anchors"))
+            k_opt, k_rand = anchor_keys(env)
+            out[k_opt] = np.array(D.mean_return(D.route_policy(env), 100, a_rng, env))
+            out[k_rand] = np.array(D.mean_return(D.random_policy(a_rng), 100, a_rng, env))
     for setting in cfg["settings"]:
         sp = setting_params(cfg, setting)
         ds_rng = np.random.default_rng(derive_seed(cfg["paper"], setting, "dataset"))
         ds = D.make_dataset(sp.get("dataset", setting), float(p["gamma"]), ds_rng,
-                            float(sp.get("dataset_scale", 1.0)))
+                            float(sp.get("dataset_scale", 1.0)), env_of(cfg, setting))
         for k, v in ds.items():
             out[f"{setting}/{k}"] = v
     return out
 
 
-def normalised(ret, data) -> np.ndarray:
-    r_opt, r_rand = float(data["R_opt"]), float(data["R_rand"])
+def normalised(ret, data, env: str = "open") -> np.ndarray:
+    k_opt, k_rand = anchor_keys(env)
+    r_opt, r_rand = float(data[k_opt]), float(data[k_rand])
     return (np.asarray(ret) - r_rand) / (r_opt - r_rand)
 
 
 # ---------------------------------------------------------------------------------------------
-def evaluate_policies(actors, layers, seeds: list[int], n_episodes: int, data) -> np.ndarray:
+def evaluate_policies(actors, layers, seeds: list[int], n_episodes: int, data,
+                      env: str = "open") -> np.ndarray:
     """NS of the deterministic (tanh-mean) policies: one per row of ``layers`` (R of them);
     run r uses episode seed seeds[r] (starts and dynamics noise), n_episodes envs in parallel."""
     import torch
@@ -58,20 +84,20 @@ def evaluate_policies(actors, layers, seeds: list[int], n_episodes: int, data) -
     envs, rngs, obs = [], [], []
     for s in seeds:
         r = np.random.default_rng(s)
-        env = D.make_env(n_episodes)
-        obs.append(env.reset(D.starts(n_episodes, r)))
-        envs.append(env)
+        e = D.make_env(n_episodes, env)
+        obs.append(e.reset(D.starts(n_episodes, r)))
+        envs.append(e)
         rngs.append(r)
     ret = np.zeros((len(seeds), n_episodes))
     for _ in range(D.HORIZON):
         with torch.no_grad():
             act = actors.mean_action(torch.as_tensor(np.stack(obs), dtype=torch.float32),
                                      layers).numpy()
-        for i, env in enumerate(envs):
-            res = env.step(act[i], rngs[i])
+        for i, e in enumerate(envs):
+            res = e.step(act[i], rngs[i])
             obs[i] = res.obs
             ret[i] += res.reward
-    return normalised(ret.mean(1), data)
+    return normalised(ret.mean(1), data, env)
 
 
 def _eval_seeds(cfg, runs, tag) -> list[int]:
@@ -90,11 +116,11 @@ def _noise(rngs, shape) -> "torch.Tensor":  # noqa: F821
     return torch.from_numpy(np.stack([r.standard_normal(shape, dtype=np.float32) for r in rngs]))
 
 
-def offline_phase(cfg, runs, ds, data, curves) -> tuple:
+def offline_phase(cfg, runs, ds, data, curves, env: str = "open") -> tuple:
     """Offline training of the runs of one method family; returns (agent, extras)."""
     import torch
 
-    from . import cql, iql, smac
+    from . import cql, iql, smac, td3
     from .nets import Actors, Critics, ValueNets
     from .sac import Agent, adam
 
@@ -110,26 +136,30 @@ def offline_phase(cfg, runs, ds, data, curves) -> tuple:
     if family in METHODS_IQL:
         value = ValueNets([r.rng_seed(paper, "init-value") for r in runs], hidden)
         value_opt = adam(value.parameters(), float(p["lr"]))
-    lam = torch.tensor([float(p["lambda_sm"]) if r.method == "smac" else 0.0 for r in runs])
+    if family == TD3BC:
+        td3.attach(agent)
+    lam = torch.tensor([float(p["lambda_sm"]) if r.method in SM_METHODS else 0.0 for r in runs])
     calibrated = torch.tensor([r.method == "calql" for r in runs])
     n_cql = int(p["cql_actions"])
     steps, every = int(p["offline_steps"]), int(p["eval_every_offline"])
     for t in range(steps + 1):
         if t % every == 0 or t == steps:
             ns = evaluate_policies(actors, None, _eval_seeds(cfg, runs, f"off{t}"),
-                                   int(p["eval_episodes"]), data)
+                                   int(p["eval_episodes"]), data, env)
             for r, v in zip(runs, ns, strict=True):
                 curves.append({**r.as_dict(), "step": t, "metric": "ns_offline", "value": v})
         if t == steps:
             break
         idx = np.stack([g.integers(0, n, B) for g in rngs])
         batch = _batch(ds, idx)
-        if family in METHODS_SAC:
+        if family in METHODS_SAC or family == SMAC_TD3:
             smac.offline_update(agent, batch, _noise(rngs, (3, B, 2)), lam, p)
         elif family in METHODS_CQL:
             uni = torch.from_numpy(np.stack([g.uniform(-1, 1, (n_cql, B, 2)).astype(np.float32)
                                              for g in rngs]))
             cql.offline_update(agent, batch, _noise(rngs, (2 + n_cql, B, 2)), uni, calibrated, p)
+        elif family == TD3BC:
+            td3.update(agent, batch, _noise(rngs, (B, 2)), p, bc=True)
         else:
             iql.offline_update(agent, value, value_opt, batch, p)
     # calibration gap: mean over the dataset of min_k Q(s, a) - G_mu(s)
@@ -158,11 +188,14 @@ def merge_agents(agents: list, p: dict):
     return Agent(actors, critics, p)
 
 
-def online_phase(cfg, runs, agent, data, curves) -> None:
+def online_phase(cfg, runs, agent, data, curves, env: str = "open", algo: str = "sac") -> None:
     """Plain SAC fine-tuning of every run together (1 gradient step per env step, batch 256),
-    replay buffer seeded with 1000 transitions of the offline policy, no offline data kept."""
+    replay buffer seeded with 1000 transitions of the offline policy, no offline data kept.
+    With ``algo = "td3"`` (an agent with td3.attach'ed targets): TD3 instead, exploring with
+    clip(pi(s) + N(0, 0.1^2 I), -1, 1) (also for the buffer's initial transitions)."""
     import torch
 
+    from . import td3
     from .sac import sac_update
 
     p = cfg["params"]
@@ -177,10 +210,13 @@ def online_phase(cfg, runs, agent, data, curves) -> None:
     def act(obs):  # stochastic actions of every run: obs (R, n, 2)
         with torch.no_grad():
             o = torch.as_tensor(np.stack(obs), dtype=torch.float32)
+            if algo == "td3":
+                a = agent.actors.mean_action(o) + float(p["td3_expl"]) * _noise(rngs, o.shape[1:])
+                return a.clamp(-1.0, 1.0).numpy()
             return agent.actors.sample(o, _noise(rngs, o.shape[1:]))[0].numpy()
 
     # 1) buffer initialised by the offline policy, n_par envs per run in parallel
-    envs = [D.make_env(n_par) for _ in runs]
+    envs = [D.make_env(n_par, env) for _ in runs]
     obs = [e.reset(D.starts(n_par, g)) for e, g in zip(envs, env_rngs, strict=True)]
     for _ in range(n_init // n_par):
         a = act(obs)
@@ -189,13 +225,13 @@ def online_phase(cfg, runs, agent, data, curves) -> None:
             bufs[i].add(obs[i], a[i], res.reward, res.obs, np.zeros(n_par))  # time limit only
             obs[i] = e.reset(D.starts(n_par, env_rngs[i])) if res.done.all() else res.obs
     # 2) online steps, one env per run
-    envs = [D.make_env(1) for _ in runs]
+    envs = [D.make_env(1, env) for _ in runs]
     obs = [e.reset(D.starts(1, g)) for e, g in zip(envs, env_rngs, strict=True)]
     agent.reset_optimisers()
     for t in range(steps + 1):
         if t % every == 0:
             ns = evaluate_policies(agent.actors, None, _eval_seeds(cfg, runs, f"on{t}"),
-                                   int(p["eval_episodes"]), data)
+                                   int(p["eval_episodes"]), data, env)
             for r, v in zip(runs, ns, strict=True):
                 curves.append({**r.as_dict(), "step": t, "metric": "ns_online", "value": v})
         if t == steps:
@@ -208,10 +244,13 @@ def online_phase(cfg, runs, agent, data, curves) -> None:
         samples = [b.sample(B, g) for b, g in zip(bufs, rngs, strict=True)]
         batch = {k: torch.from_numpy(np.stack([s[k] for s in samples]))
                  for k in ("obs", "act", "rew", "next_obs")}
-        sac_update(agent, batch, _noise(rngs, (2, B, 2)))
+        if algo == "td3":
+            td3.update(agent, batch, _noise(rngs, (B, 2)), p)
+        else:
+            sac_update(agent, batch, _noise(rngs, (2, B, 2)))
 
 
-def interpolation_probe(cfg, runs, actors, off_layers, data, curves) -> None:
+def interpolation_probe(cfg, runs, actors, off_layers, data, curves, env: str = "open") -> None:
     """NS along theta(lam) = (1 - lam) theta_off + lam theta_on (actor parameters), lam in
     {0, 0.1, ..., 1}; the same evaluation episodes at every lam (and for every method)."""
     import torch
@@ -226,7 +265,7 @@ def interpolation_probe(cfg, runs, actors, off_layers, data, curves) -> None:
     layers = [[torch.cat([pl[i][j] for pl in per_lam]) for j in range(2)]
               for i in range(len(on))]
     seeds = _eval_seeds(cfg, runs, "interp") * len(lams)
-    ns = evaluate_policies(actors, layers, seeds, int(p["eval_episodes"]), data)
+    ns = evaluate_policies(actors, layers, seeds, int(p["eval_episodes"]), data, env)
     ns = ns.reshape(len(lams), len(runs))
     for k in range(len(lams)):
         for i, r in enumerate(runs):
@@ -244,27 +283,38 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
     for setting in dict.fromkeys(r.setting for r in runs):
         ds = {k: data[f"{setting}/{k}"] for k in ("obs", "act", "rew", "next_obs", "rtg")}
         srun = [r for r in runs if r.setting == setting]
-        families = [[r for r in srun if r.method in fam]
-                    for fam in (METHODS_SAC, METHODS_CQL, METHODS_IQL)]
-        agents, ordered = [], []
-        for fam in families:
-            if not fam:
+        env = env_of(cfg, setting)
+        for algo, fams in GROUPS:
+            families = [[r for r in srun if r.method in fam] for fam in fams]
+            if not any(families):
                 continue
-            agent, gap = offline_phase(cfg, fam, ds, data, curves)
-            agents.append(agent)
-            ordered.extend(fam)
-            for r, g in zip(fam, gap, strict=True):
-                state[f"{r.key}/q_gap"] = np.array(g)
-            for r, sd in zip(fam, agent.actors.state_dicts(), strict=True):
+            agents, ordered = [], []
+            for fam in families:
+                if not fam:
+                    continue
+                agent, gap = offline_phase(cfg, fam, ds, data, curves, env)
+                agents.append(agent)
+                ordered.extend(fam)
+                for r, g in zip(fam, gap, strict=True):
+                    state[f"{r.key}/q_gap"] = np.array(g)
+                for r, sd in zip(fam, agent.actors.state_dicts(), strict=True):
+                    for name, v in sd.items():
+                        state[f"{r.key}/actor_off/{name}"] = v
+            if algo == "td3":  # target actors (TD3+BC's own; SMAC's: a copy of its actor)
+                targets = [getattr(a, "actor_target", a.actors.layers) for a in agents]
+                targets = [[torch.cat([t[i][j].detach() for t in targets]) for j in range(2)]
+                           for i in range(len(targets[0]))]
+            agent = merge_agents(agents, p)
+            if algo == "td3":
+                from .td3 import attach
+
+                attach(agent, targets)
+            off_layers = [[t.detach().clone() for t in layer] for layer in agent.actors.layers]
+            online_phase(cfg, ordered, agent, data, curves, env, algo)
+            for r, sd in zip(ordered, agent.actors.state_dicts(), strict=True):
                 for name, v in sd.items():
-                    state[f"{r.key}/actor_off/{name}"] = v
-        agent = merge_agents(agents, p)
-        off_layers = [[t.detach().clone() for t in layer] for layer in agent.actors.layers]
-        online_phase(cfg, ordered, agent, data, curves)
-        for r, sd in zip(ordered, agent.actors.state_dicts(), strict=True):
-            for name, v in sd.items():
-                state[f"{r.key}/actor_on/{name}"] = v
-        interpolation_probe(cfg, ordered, agent.actors, off_layers, data, curves)
+                    state[f"{r.key}/actor_on/{name}"] = v
+            interpolation_probe(cfg, ordered, agent.actors, off_layers, data, curves, env)
     return state, curves
 
 
