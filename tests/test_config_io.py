@@ -124,3 +124,13 @@ def test_failed_write_leaves_nothing(tmp_path):
         io.write_json(target, {"bad": object()})
     assert list(tmp_path.iterdir()) == []
     assert json.loads(json.dumps({"ok": 1}))
+
+
+def test_shard_by_per_scale_overrides_paper_default(tmp_path, cfgdir):
+    body = {"figures": {"f": "c"}, "shard_by": ["method"], "common": {"methods": ["m"]},
+            "scales": {"smoke": {"seeds": [0]}, "default": {"seeds": [0]},
+                       "full": {"seeds": [0], "shard_by": ["setting", "seed"]}}}
+    slug = _paper_dir(tmp_path, cfgdir, body)
+    assert resolve_paper(slug, {"scale": "smoke"}, tmp_path)["shard_by"] == ["method"]
+    assert resolve_paper(slug, {"scale": "full"}, tmp_path)["shard_by"] == ["setting", "seed"]
+    assert resolve_paper(slug, {"scale": "full", "shard_by": []}, tmp_path)["shard_by"] == []
