@@ -1,0 +1,165 @@
+"""Fig. 1 (example plans), Fig. 2 (prescribed-time convergence), rates per method, Table 1."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+
+from . import PROPOSED
+
+TABLE_COLUMNS = {
+    "safety_rate": "safety", "admissibility_rate": "admissibility",
+    "consistency_mean": "consistency err (mean)", "consistency_p95": "consistency err (p95)",
+    "executed_success": "executed success", "goal_error_mean": "goal error",
+    "intervention": "intervention", "slack_mean": "mean CLF slack",
+}
+
+
+def _plain_log(ax):
+    """Log y-axis with plain tick labels (mathtext tick labels cost ~1 CPU-s per figure)."""
+    from matplotlib.ticker import LogLocator, NullFormatter, NullLocator, StrMethodFormatter
+
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=6))
+    ax.yaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _label(cfg, m):
+    return cfg.get("labels", {}).get(m, m)
+
+
+def _methods(cfg, metrics):
+    return [m for m in cfg["methods"] if (metrics["method"] == m).any()]
+
+
+def _series(curves, method, setting, seed, metric):
+    c = curves[(curves["method"] == method) & (curves["setting"] == setting)
+               & (curves["seed"] == seed) & (curves["metric"] == metric)]
+    return c.sort_values("step")["value"].to_numpy(float)
+
+
+def examples(cfg, curves):
+    plt = pyplot()
+    setting, seed = list(cfg["settings"])[0], cfg["seeds"][0]
+    n = sum(1 for i in range(6) if len(_series(curves, "FM", setting, seed, f"ex{i}/px")))
+    fig, axes = plt.subplots(2, 3, figsize=(8.4, 5.6))
+    colors = {"FM": "#7f8c8d", PROPOSED: method_colors([PROPOSED], PROPOSED)[PROPOSED]}
+    for i, ax in enumerate(axes.ravel()):
+        ax.set_aspect("equal")
+        if i >= n:
+            ax.axis("off")
+            continue
+        cx = _series(curves, "FM", setting, seed, f"ex{i}/cx")
+        cy = _series(curves, "FM", setting, seed, f"ex{i}/cy")
+        r = _series(curves, "FM", setting, seed, f"ex{i}/r")
+        for x, y, rr in zip(cx, cy, r, strict=True):
+            ax.add_patch(plt.Circle((x, y), rr, color="#e6b0aa", alpha=0.8, lw=0))
+        for m in ("FM", PROPOSED):
+            px = _series(curves, m, setting, seed, f"ex{i}/px")
+            py = _series(curves, m, setting, seed, f"ex{i}/py")
+            if len(px):
+                ax.plot(px, py, "-o", ms=2, color=colors[m], label=_label(cfg, m),
+                        lw=2.0 if m == PROPOSED else 1.2)
+        px = _series(curves, "FM", setting, seed, f"ex{i}/px")
+        g = _series(curves, "FM", setting, seed, f"ex{i}/goal")
+        ax.plot(px[:1], _series(curves, "FM", setting, seed, f"ex{i}/py")[:1], "ko", ms=5)
+        ax.plot(g[:1], g[1:2], "k*", ms=9)
+        ax.set_title(f"problem {i}")
+        ax.set_xticks([])  # positions only; tick labels cost seconds of layout per figure
+        ax.set_yticks([])
+        if i == 0:
+            ax.legend(loc="best")
+    fig.suptitle(f"Example plans ({setting}, seed {seed})")
+    fig.subplots_adjust(wspace=0.15, hspace=0.25)  # no tight_layout: ~1 CPU-s per figure
+    return fig
+
+
+def prescribed_time(cfg, curves):
+    plt = pyplot()
+    setting = list(cfg["settings"])[0]
+    methods = [m for m in ("FM", "CBF-states-only", "SAD-noCLF", PROPOSED)
+               if (curves["method"] == m).any()]
+    colors = method_colors(methods, PROPOSED)
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+    panels = (("plan0_min_h_obs", "min_t,o h_obstacle", False),
+              ("plan0_min_h_act", "min_t action barrier", False),
+              ("plan0_consistency", "max_t ||x_t+1 - f(x_t,u_t)||", True))
+    for ax, (metric, ylabel, log) in zip(axes, panels, strict=True):
+        for m in methods:
+            c = curves[(curves["method"] == m) & (curves["setting"] == setting)]
+            tau = c[c["metric"] == "tau"].pivot(index="step", columns="seed", values="value")
+            val = c[c["metric"] == metric].pivot(index="step", columns="seed", values="value")
+            if val.empty:
+                continue
+            t = tau.mean(axis=1).to_numpy()
+            ax.plot(t, val.mean(axis=1), color=colors[m], lw=2.2 if m == PROPOSED else 1.3,
+                    label=_label(cfg, m))
+            ax.fill_between(t, val.min(axis=1), val.max(axis=1), color=colors[m], alpha=0.12)
+        ax.axvline(float(cfg["params"]["tau_on"]), color=REFERENCE_COLOR, ls=":")
+        if log:
+            _plain_log(ax)
+            ax.axhline(1e-2, color=REFERENCE_COLOR, ls="--", lw=1)
+        else:
+            from matplotlib.ticker import NullLocator, StrMethodFormatter
+
+            ax.axhline(0.0, color=REFERENCE_COLOR, ls="--", lw=1)
+            ax.set_yscale("symlog", linthresh=1e-3)  # shows the sign change at small |h|
+            ax.yaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+            ax.yaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("flow time tau")
+        ax.set_ylabel(ylabel)
+    axes[0].legend(loc="best")
+    fig.subplots_adjust(wspace=0.35, bottom=0.16)
+    return fig
+
+
+def constraint_rates(cfg, metrics):
+    plt = pyplot()
+    methods = _methods(cfg, metrics)
+    colors = method_colors(methods, PROPOSED)
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.6))
+    cols = (("safety_rate", "safety rate"), ("admissibility_rate", "admissibility rate"),
+            ("executed_success", "executed success"), ("consistency_mean", "consistency error"))
+    x = np.arange(len(methods))
+    for ax, (col, title) in zip(axes, cols, strict=True):
+        vals = metrics[col].where(np.isfinite(metrics[col]))  # diverged runs: no bar
+        g = vals.groupby(metrics["method"])
+        mean = [g.mean().get(m, np.nan) for m in methods]
+        sd = [g.std(ddof=0).get(m, np.nan) for m in methods]
+        ax.bar(x, mean, yerr=sd, color=[colors[m] for m in methods], capsize=2)
+        ax.set_xticks(x, methods, rotation=60, ha="right")
+        ax.set_title(title)
+        if col == "consistency_mean":
+            _plain_log(ax)
+            ax.axhline(1e-2, color=REFERENCE_COLOR, ls="--", lw=1)
+        else:
+            ax.set_ylim(0, 1.05)
+    fig.subplots_adjust(wspace=0.3, bottom=0.3)
+    return fig
+
+
+def make(cfg, metrics, curves):
+    return {"examples": examples(cfg, curves), "prescribed_time": prescribed_time(cfg, curves),
+            "constraint_rates": constraint_rates(cfg, metrics)}
+
+
+def tables(cfg, metrics, curves):
+    """Table 1: mean +- s.d. over seeds of the constraint-satisfaction metrics per method."""
+    import pandas as pd
+
+    rows = []
+    for s in cfg["settings"]:
+        for m in _methods(cfg, metrics):
+            part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
+            row = {"setting": s, "method": _label(cfg, m)}
+            for col, name in TABLE_COLUMNS.items():
+                v = part[col].to_numpy(float)
+                if not np.all(np.isfinite(v)):  # diverged plans (gradient guidance)
+                    row[name] = "diverged"
+                    continue
+                row[name] = f"{v.mean():.3g} ± {v.std():.2g}"
+            rows.append(row)
+    return {"Table 1: constraint satisfaction (mean ± s.d. over seeds)": pd.DataFrame(rows)}

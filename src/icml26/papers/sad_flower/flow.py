@@ -1,0 +1,63 @@
+"""The flow-matching planner (conditional flow matching, Lipman et al. 2023). Imports torch.
+
+v_phi(Z_tau, tau, x0, g): MLP [D + 1 + sx + 2] -> 256 -> 256 -> 256 -> D (SiLU; D = (sx + 2) H,
+120 for the unicycle with H = 24), trained on
+standardised demonstrations with X_tau = (1 - tau) X_0 + tau X_1, X_0 ~ N(0, I), target X_1 - X_0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from icml26.rl.nets import mlp
+from icml26.rl.optim import Adam
+
+
+def make_net(plan_dim: int, hidden: int = 256, depth: int = 3, cond_dim: int = 3 + 2) -> nn.Module:
+    return mlp([plan_dim + 1 + cond_dim, *([hidden] * depth), plan_dim], activation=nn.SiLU)
+
+
+def train_fm(Z1, cond, seed: int, steps: int, batch: int = 256, lr: float = 1e-3, hidden=256):
+    """Conditional FM regression; returns the network and the loss every step (numpy)."""
+    torch.set_num_threads(1)  # same bytes every run; no OpenMP spinning on a shared machine
+    torch.manual_seed(seed % (2**63))
+    gen = torch.Generator().manual_seed(seed % (2**63))
+    Z1 = torch.as_tensor(Z1, dtype=torch.float32)
+    cond = torch.as_tensor(cond, dtype=torch.float32)
+    net = make_net(Z1.shape[1], hidden, cond_dim=cond.shape[1])
+    opt = Adam(net.parameters(), lr=lr)
+    losses = np.empty(steps)
+    n = Z1.shape[0]
+    for i in range(steps):
+        idx = torch.randint(0, n, (batch,), generator=gen)
+        x1, c = Z1[idx], cond[idx]
+        x0 = torch.randn(x1.shape, generator=gen)
+        tau = torch.rand((batch, 1), generator=gen)
+        xt = (1 - tau) * x0 + tau * x1
+        pred = net(torch.cat([xt, tau, c], 1))
+        loss = ((pred - (x1 - x0)) ** 2).sum(1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses[i] = loss.item()
+    net.eval()
+    return net, losses
+
+
+def velocity_fn(net: nn.Module, cond: np.ndarray):
+    """numpy callable (Z, tau) -> v_phi(Z, tau, x0, g) for a fixed batch of conditions."""
+    c = torch.as_tensor(cond, dtype=torch.float32)
+
+    def velocity(Z, tau):
+        with torch.no_grad():
+            z = torch.as_tensor(Z, dtype=torch.float32)
+            t = torch.full((z.shape[0], 1), float(tau))
+            return net(torch.cat([z, t, c], 1)).double().numpy()
+
+    return velocity
+
+
+def net_to_arrays(net: nn.Module, prefix: str) -> dict:
+    return {f"{prefix}/{k}": v.detach().numpy().copy() for k, v in net.state_dict().items()}
