@@ -86,22 +86,6 @@ def test_runs_in_a_batch_train_independently():
             assert torch.allclose(x[r:r + 1], y, atol=1e-6)
 
 
-def test_adam_equals_torch_adam():
-    from icml26.papers.smac.sac import Adam
-
-    g = torch.Generator().manual_seed(0)
-    w0 = torch.randn(3, 4, generator=g)
-    a, b = w0.clone().requires_grad_(True), w0.clone().requires_grad_(True)
-    ours, ref = Adam([a], 0.01), torch.optim.Adam([b], lr=0.01)
-    x = torch.randn(8, 4, generator=g)
-    for _ in range(5):
-        for w, opt in ((a, ours), (b, ref)):
-            opt.zero_grad()
-            (torch.sin(x @ w.T) ** 2).sum().backward()
-            opt.step()
-    assert torch.allclose(a, b, atol=1e-6)
-
-
 # --------------------------------------------------------------------------------------------
 # methods
 # --------------------------------------------------------------------------------------------

@@ -111,8 +111,9 @@ FIDELITY = """\
   the interpolation path. Claim 1 is reproduced, claims 2, 3 and 5 are not, claim 4 is
   inconclusive. The spec itself warns that claims 2 and 5 may fail in a toy task.
 - **Fragility.** These short deep-RL runs are chaotic at float level: replacing
-  torch.optim.Adam by our mathematically identical Adam (same numbers to 1e-7 on a test
-  problem) changed individual runs visibly. In that earlier run CQL, Cal-QL and IQL dipped
+  torch.optim.Adam by the project's mathematically identical Adam (icml26.rl.optim; same
+  numbers to 1e-6 on a test problem) changed individual runs visibly. In that earlier run
+  CQL, Cal-QL and IQL dipped
   after the hand-over (mean drops 0.07, 0.06, 0.19) and degraded online, while SMAC and SAC+BC
   barely dropped (means 0.02 and 0.01; claim 1 was then inconclusive, claim 2 inconclusive).
   Claims 3 and 5 failed in both runs, claim 4 was inconclusive in both. Each configuration

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import torch
 
+from icml26.rl.optim import Adam
+
 from .nets import Actors, Critics
 
 
@@ -25,36 +27,6 @@ class Agent:
     def reset_optimisers(self) -> None:
         self.actor_opt = adam(self.actors.parameters(), self.lr)
         self.critic_opt = adam(self.critics.parameters(), self.lr)
-
-
-class Adam:
-    """Adam (Kingma & Ba) with torch's defaults (betas 0.9, 0.999, eps 1e-8), in a few fused
-    foreach calls. It is elementwise, so stacked runs stay independent. (torch.optim is not
-    used because constructing its optimisers imports torch._dynamo: ~2 CPU-s per job.)"""
-
-    def __init__(self, params, lr: float, betas=(0.9, 0.999), eps: float = 1e-8):
-        self.params = list(params)
-        self.lr, self.b1, self.b2, self.eps = float(lr), betas[0], betas[1], eps
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
-        self.t = 0
-
-    @torch.no_grad()
-    def step(self) -> None:
-        self.t += 1
-        grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in self.params]
-        torch._foreach_lerp_(self.m, grads, 1 - self.b1)           # m <- b1 m + (1 - b1) g
-        torch._foreach_mul_(self.v, self.b2)
-        torch._foreach_addcmul_(self.v, grads, grads, 1 - self.b2)  # v <- b2 v + (1 - b2) g^2
-        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        denom = torch._foreach_sqrt(self.v)
-        torch._foreach_div_(denom, c2 ** 0.5)
-        torch._foreach_add_(denom, self.eps)
-        torch._foreach_addcdiv_(self.params, self.m, denom, -self.lr / c1)
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
 
 
 def adam(params, lr: float) -> Adam:
