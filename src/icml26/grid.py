@@ -8,10 +8,10 @@ jobs (``[]``: one job per paper; ``[method, setting, seed]``: one job per run).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from .errors import ConfigError
+from .seeding import derive_seed
 
 ALL_SHARD = "all"
 SEP = "~"
@@ -33,8 +33,7 @@ class Run:
 
     def rng_seed(self, paper: str, stream: str = "") -> int:
         """Seed derived from (paper, method, setting, seed, stream), never from global state."""
-        text = f"{paper}|{self.method}|{self.setting}|{self.seed}|{stream}"
-        return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+        return derive_seed(paper, self.method, self.setting, self.seed, stream)
 
 
 def _excluded(run: Run, exclude: list[dict]) -> bool:

@@ -35,9 +35,14 @@ def pyplot():
     return plt
 
 
+def proposed_set(proposed) -> set:
+    """A paper's PROPOSED (one id or several) as a set."""
+    return {proposed} if isinstance(proposed, str) else set(proposed)
+
+
 def method_colors(methods, proposed) -> dict:
     """Colour per method: the proposed one(s) red, baselines from the muted cycle."""
-    proposed = {proposed} if isinstance(proposed, str) else set(proposed)
+    proposed = proposed_set(proposed)
     colors, k = {}, 0
     for m in methods:
         if m in proposed:
@@ -50,9 +55,9 @@ def method_colors(methods, proposed) -> dict:
 
 def method_style(method, methods, proposed) -> dict:
     """Keyword arguments for plot(): colour, and a thicker line for the proposed method."""
-    proposed_set = {proposed} if isinstance(proposed, str) else set(proposed)
     color = method_colors(methods, proposed)[method]
-    return {"color": color, "linewidth": 2.2 if method in proposed_set else 1.4, "label": method}
+    width = 2.2 if method in proposed_set(proposed) else 1.4
+    return {"color": color, "linewidth": width, "label": method}
 
 
 def save(fig, png_path, pdf_path=None) -> None:

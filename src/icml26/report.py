@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .plotting import proposed_set
 from .stats import mean_ci
 
 VERDICT_MARK = {"reproduced": "✅ reproduced", "not_reproduced": "❌ not reproduced",
@@ -234,7 +235,7 @@ def paper_page(meta, cfg: dict, claims_doc: dict, summary, tables: dict, figdir:
     labels = cfg.get("labels", {})
     methods = ", ".join(
         f"`{m}`" + (f" ({labels[m]})" if m in labels else "") + (
-            " **(proposed)**" if m in _as_set(meta.PROPOSED) else "") for m in cfg["methods"])
+            " **(proposed)**" if m in proposed_set(meta.PROPOSED) else "") for m in cfg["methods"])
     settings = ", ".join(f"`{s}`" for s in cfg["settings"])
     page.p(f"- methods: {methods}\n- settings: {settings}\n- seeds: {cfg['seeds']}\n"
            f"- parameters at this scale: `{_compact(cfg['params'])}`")
@@ -262,10 +263,6 @@ def paper_page(meta, cfg: dict, claims_doc: dict, summary, tables: dict, figdir:
     page.p("Per-run values: `metrics.csv`; this table: `metrics_summary.csv`; "
            "claims: `claims.json`.")
     return page
-
-
-def _as_set(x):
-    return {x} if isinstance(x, str) else set(x)
 
 
 def _compact(obj) -> str:

@@ -30,12 +30,13 @@ def run_episodes(env, policy, starts: np.ndarray, rng: np.random.Generator) -> E
     violations = np.zeros(n, dtype=np.int64)
     length = np.zeros(n, dtype=np.int64)
     states, actions = [obs.copy()], []
+    needs_rng = _needs_rng(env)
     for t in range(env.horizon):
         live = env.active.copy()
         if not live.any():
             break
         act = np.asarray(policy(obs, t))
-        res = env.step(act, rng) if _needs_rng(env) else env.step(act)
+        res = env.step(act, rng) if needs_rng else env.step(act)
         obs = res.obs
         success |= res.success
         returns += np.where(live, res.reward, 0.0)
