@@ -1,0 +1,17 @@
+"""Tiny language models trained inside the pipeline.
+
+Shared by the language-model papers (telescope-perplexity, cofrgenets, castle, muloco, ...):
+
+- ``corpus``: text that ships with Python (``pydoc_data.topics``; stdlib docstrings), its
+  SHA-256 and the Python version for provenance, character- and word-level tokenizers and
+  contiguous splits. numpy only.
+- ``model``: a small decoder-only transformer (pre-LayerNorm GPT) whose attention and
+  feed-forward blocks are pluggable factories. torch.
+- ``optim``: AdamW and Muon written out (``torch.optim`` costs ~2.5 CPU-s of imports per job),
+  warm-up + cosine schedule, gradient clipping. torch.
+- ``train``: batches, a seeded training loop, validation loss, per-token log-probabilities
+  and temperature / nucleus sampling. torch.
+
+Import ``model``, ``optim`` and ``train`` only inside train functions, never at module level of
+a paper's experiment, claims or figures module.
+"""

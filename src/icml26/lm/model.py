@@ -1,0 +1,141 @@
+"""A small decoder-only transformer with pluggable attention and feed-forward blocks (torch).
+
+``GPT(config, attention=..., ffn=...)`` builds pre-LayerNorm blocks
+``x + attn(ln1(x))`` then ``x + ffn(ln2(x))``. ``attention`` and ``ffn`` are factories
+``factory(config, layer_index) -> nn.Module`` mapping (batch, time, d_model) to the same shape;
+the defaults are causal multi-head self-attention and a GELU MLP. A paper that replaces a block
+(cofrgenets the feed-forward network, castle the attention) passes its own factory and keeps
+the rest.
+
+Initialisation (GPT-2 / nanoGPT convention): every Linear and Embedding weight ~ N(0, 0.02²),
+biases 0, and the output projections of residual branches (modules whose ``residual_proj``
+attribute is True) ~ N(0, (0.02 / sqrt(2 · layers))²).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+@dataclass(frozen=True)
+class GPTConfig:
+    vocab_size: int
+    context: int = 64
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2
+    mlp_hidden: int | None = None  # None: 4 * d_model
+    dropout: float = 0.0
+    tied: bool = True              # output head shares the token embedding matrix
+
+    @property
+    def hidden(self) -> int:
+        return self.mlp_hidden if self.mlp_hidden is not None else 4 * self.d_model
+
+
+class CausalSelfAttention(nn.Module):
+    """Standard multi-head causal self-attention (Q, K, V, O projections)."""
+
+    def __init__(self, config: GPTConfig, layer: int = 0):
+        super().__init__()
+        if config.d_model % config.n_heads:
+            raise ValueError(
+                f"d_model {config.d_model} is not divisible by n_heads {config.n_heads}"
+            )
+        self.n_heads = config.n_heads
+        self.qkv = nn.Linear(config.d_model, 3 * config.d_model)
+        self.proj = nn.Linear(config.d_model, config.d_model)
+        self.proj.residual_proj = True
+        self.dropout = config.dropout
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.n_heads, d // self.n_heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(
+            q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0
+        )
+        return self.proj(y.transpose(1, 2).reshape(b, t, d))
+
+
+class MLP(nn.Module):
+    """Feed-forward block: Linear(d, hidden) -> GELU -> Linear(hidden, d)."""
+
+    def __init__(self, config: GPTConfig, layer: int = 0):
+        super().__init__()
+        self.fc = nn.Linear(config.d_model, config.hidden)
+        self.proj = nn.Linear(config.hidden, config.d_model)
+        self.proj.residual_proj = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.proj(F.gelu(self.fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, config: GPTConfig, layer: int, attention, ffn):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(config.d_model)
+        self.attn = attention(config, layer)
+        self.ln2 = nn.LayerNorm(config.d_model)
+        self.ffn = ffn(config, layer)
+        self.drop = nn.Dropout(config.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.drop(self.attn(self.ln1(x)))
+        return x + self.drop(self.ffn(self.ln2(x)))
+
+
+class GPT(nn.Module):
+    def __init__(self, config: GPTConfig, attention=CausalSelfAttention, ffn=MLP):
+        super().__init__()
+        self.config = config
+        self.tok = nn.Embedding(config.vocab_size, config.d_model)
+        self.pos = nn.Embedding(config.context, config.d_model)
+        self.drop = nn.Dropout(config.dropout)
+        self.blocks = nn.ModuleList(
+            Block(config, i, attention, ffn) for i in range(config.n_layers)
+        )
+        self.ln_f = nn.LayerNorm(config.d_model)
+        self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        if config.tied:
+            self.head.weight = self.tok.weight
+        self.reset_parameters()
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        resid_std = 0.02 / math.sqrt(2 * self.config.n_layers)
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                std = resid_std if getattr(module, "residual_proj", False) else 0.02
+                nn.init.normal_(module.weight, 0.0, std)
+                if getattr(module, "bias", None) is not None:
+                    nn.init.zeros_(module.bias)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        """Token ids (batch, time <= context) -> next-token logits (batch, time, vocab)."""
+        t = idx.shape[1]
+        if t > self.config.context:
+            raise ValueError(f"sequence length {t} exceeds the context {self.config.context}")
+        pos = torch.arange(t, device=idx.device)
+        x = self.drop(self.tok(idx) + self.pos(pos))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+def n_params(model: nn.Module, exclude_embeddings: bool = False) -> int:
+    """Trainable parameters, tied matrices counted once (optionally without embeddings)."""
+    seen, total = set(), 0
+    for name, p in model.named_parameters():
+        if not p.requires_grad or id(p) in seen:
+            continue
+        seen.add(id(p))
+        if exclude_embeddings and (name.startswith("tok.") or name.startswith("pos.")):
+            continue
+        total += p.numel()
+    return total
