@@ -97,6 +97,16 @@ def test_grid_exclude_and_shards():
     assert runs[0].rng_seed("p") != runs[1].rng_seed("p")
 
 
+def test_setting_n_seeds_takes_the_first_seeds():
+    cfg = {"paper": "p", "methods": ["a"], "settings": {"s1": {"n_seeds": 2}, "s2": {}},
+           "seeds": [5, 6, 7], "exclude": [], "shard_by": []}
+    assert [(r.setting, r.seed) for r in grid.runs(cfg)] == [
+        ("s1", 5), ("s1", 6), ("s2", 5), ("s2", 6), ("s2", 7)]
+    cfg["settings"]["s1"]["n_seeds"] = 0
+    with pytest.raises(ConfigError, match="n_seeds=0; allowed: an integer >= 1"):
+        grid.runs(cfg)
+
+
 def test_truncated_artifacts_name_the_file(tmp_path):
     path = tmp_path / "x.npz"
     io.save_npz(path, {"a": np.arange(1000.0)})

@@ -40,13 +40,26 @@ def _excluded(run: Run, exclude: list[dict]) -> bool:
     return any(all(getattr(run, k) == v for k, v in rule.items()) for rule in exclude)
 
 
+def setting_seeds(cfg: dict, setting: str) -> list[int]:
+    """The seeds a setting runs: the first ``n_seeds`` of the seed list if the setting says so
+    (a spec may give one part of a paper fewer seeds than another), else all of them."""
+    n = (cfg["settings"][setting] or {}).get("n_seeds")
+    if n is None:
+        return list(cfg["seeds"])
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(
+            f"{cfg['paper']}: setting {setting!r} has n_seeds={n!r}; allowed: an integer >= 1"
+        )
+    return list(cfg["seeds"][:n])
+
+
 def runs(cfg: dict) -> list[Run]:
     """All runs of the resolved paper config, in grid order."""
     out = [
         Run(m, s, seed)
         for m in cfg["methods"]
         for s in cfg["settings"]
-        for seed in cfg["seeds"]
+        for seed in setting_seeds(cfg, s)
         if not _excluded(Run(m, s, seed), cfg["exclude"])
     ]
     if not out:

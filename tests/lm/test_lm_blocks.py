@@ -129,6 +129,7 @@ def test_sampling_reproducible_and_respects_nucleus():
     a = sample(model, prompt, 20, generator=torch.Generator().manual_seed(7), top_p=0.9)
     b = sample(model, prompt, 20, generator=torch.Generator().manual_seed(7), top_p=0.9)
     assert torch.equal(a, b) and a.shape == (3, 24) and torch.equal(a[:, :4], prompt)
+    assert model.training                     # sampling restores the caller's mode
     # a peaked distribution with top_p=0.5 always picks the top token
     with torch.no_grad():
         model.head.weight.mul_(0)

@@ -84,9 +84,14 @@ def train_lm(model, opt, train_ids, *, steps: int, batch: int, context: int, see
 
 @torch.no_grad()
 def token_logprobs(model, idx: torch.Tensor) -> torch.Tensor:
-    """log p(v | idx[:, :i+1]) for every position i and vocabulary entry v: (B, T, V)."""
+    """log p(v | idx[:, :i+1]) for every position i and vocabulary entry v: (B, T, V).
+
+    Dropout is off for the pass; the model's train/eval mode is restored afterwards."""
+    was_training = model.training
     model.eval()
-    return F.log_softmax(model(idx), dim=-1)
+    out = F.log_softmax(model(idx), dim=-1)
+    model.train(was_training)
+    return out
 
 
 @torch.no_grad()
@@ -97,6 +102,7 @@ def sample(model, prompt: torch.Tensor, n_new: int, *, generator: torch.Generato
     Nucleus: keep the smallest set of most probable tokens whose mass reaches ``top_p`` (the
     token that crosses the threshold is kept), renormalise, sample by inverse CDF.
     """
+    was_training = model.training
     model.eval()
     ctx = model.config.context
     seq = prompt.clone()
@@ -113,4 +119,5 @@ def sample(model, prompt: torch.Tensor, n_new: int, *, generator: torch.Generato
         nxt = (probs.cumsum(dim=-1) < u).sum(dim=-1, keepdim=True)
         nxt = nxt.clamp(max=probs.shape[-1] - 1)
         seq = torch.cat([seq, nxt], dim=1)
+    model.train(was_training)
     return seq
