@@ -1,0 +1,232 @@
+"""Stages of rl-vs-sft-forgetting: prepare (tasks + pretrained base models), train, evaluate.
+
+A setting belongs to one part, named by its `part` parameter:
+- part "mixture" (Part A): the two-mode mixture "model" (mixture.py); methods sft, rl,
+  sft-replay.
+- part "policy" (Part B): the tiny shared-weight policy network (policy.py); methods sft,
+  self-sft, iter-self-sft, rl, rl-kl, rl-mean (and the diagnostic rl-lr0.5).
+- part "sequence" (Part B, full profile only): a 2-layer character transformer with
+  multi-token answers (sequence.py, torch imported inside train only); the same six methods.
+The config's `exclude` list removes the (method, setting) pairs that do not exist in a part.
+
+Paired comparisons: in Part B every method of a (setting, seed) starts from the same base
+model and the same task mappings, pretrained once (in `prepare` for the MLP, once per train
+job for the transformer) from streams derived from (paper, setting, seed); a run's own
+randomness (its samples) comes from run.rng_seed. Runs of
+the same (setting, method) are trained together along a leading batch axis; each run keeps its
+own generator, so results do not depend on sharding.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml26.seeding import derive_seed
+
+from . import mixture, policy
+
+MIXTURE_METHODS = ("sft", "rl", "sft-replay")
+POLICY_METHODS = ("sft", "self-sft", "iter-self-sft", "rl", "rl-kl", "rl-mean", "rl-lr0.5")
+SEQUENCE_METHODS = ("sft", "self-sft", "iter-self-sft", "rl", "rl-kl", "rl-mean")
+PARTS = ("mixture", "policy", "sequence")
+
+
+def part(cfg: dict, setting: str) -> str:
+    p = (cfg["settings"][setting] or {}).get("part")
+    if p not in PARTS:
+        raise ValueError(f"setting {setting!r}: part must be one of {PARTS}, got {p!r}")
+    return p
+
+
+def setting_params(cfg: dict, setting: str) -> dict:
+    """Params of one setting: the paper's shared params, then those of its part
+    (params.mixture, params.policy or params.sequence), then the setting's own."""
+    own = cfg["settings"][setting] or {}
+    shared = {k: v for k, v in cfg["params"].items() if k not in PARTS}
+    return {**shared, **cfg["params"].get(part(cfg, setting), {}), **own}
+
+
+def _rng(*parts) -> np.random.Generator:
+    return np.random.default_rng(derive_seed(*parts))
+
+
+# ---------------------------------------------------------------------------------------------
+def policy_hp(p: dict) -> dict:
+    return {k: p[k] for k in ("batch", "steps", "lr_sft", "lr_rl", "beta", "group",
+                              "self_samples", "regen_every")}
+
+
+def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Task mappings and the pretrained base model of every (policy setting, seed).
+
+    Pretraining runs once here (not in every train shard); the seeds of a setting are
+    pretrained together, each from its own streams.
+    """
+    out = {"settings": np.array(list(cfg["settings"]))}
+    paper = cfg["paper"]
+    for setting in cfg["settings"]:
+        if part(cfg, setting) != "policy":
+            continue
+        p = setting_params(cfg, setting)
+        seeds = list(cfg["seeds"])
+        tasks = [policy.make_tasks(_rng(paper, setting, s, "tasks"), int(p["prompts"]),
+                                   int(p["vocab"]), int(p["n_correct"])) for s in seeds]
+        stacked = {k: np.stack([t[k] for t in tasks]) for k in tasks[0]}
+        base = policy.pretrain(stacked, [_rng(paper, setting, s, "pretrain") for s in seeds],
+                               steps=int(p["pretrain_steps"]), lr=float(p["pretrain_lr"]),
+                               batch=int(p["batch"]), hidden=int(p["hidden"]),
+                               vocab=int(p["vocab"]), label_noise=float(p["label_noise"]))
+        for i, s in enumerate(seeds):
+            for k, v in tasks[i].items():
+                out[f"{setting}/{s}/task_{k}"] = v
+            for k in policy.PARAM_NAMES:
+                out[f"{setting}/{s}/base_{k}"] = base[k][i]
+    return out
+
+
+def _stack(data: dict, setting: str, seeds: list, prefix: str, names) -> dict:
+    return {k: np.stack([data[f"{setting}/{s}/{prefix}{k}"] for s in seeds]) for k in names}
+
+
+# ---------------------------------------------------------------------------------------------
+def _train_mixture(cfg, setting, method, runs, state, curves) -> None:
+    p = setting_params(cfg, setting)
+    c = mixture.constants(p)
+    ys = mixture.grid(c)
+    iters = int(p["iterations"])
+    every = int(p["log_every"])
+    steps = set(range(0, iters + 1, every)) | {iters}
+    steps |= {s for s in p["snapshots"] if s <= iters}
+    lr = float(p["lr_rl"] if method == "rl" else p["lr_sft"])
+    rngs = [np.random.default_rng(r.rng_seed(cfg["paper"], "samples")) for r in runs]
+    logged = mixture.train(method, c, rngs, iters, lr, float(p["kappa"]),
+                           int(p["samples"]), steps)
+    theta0 = logged[0]
+    for step in sorted(logged):
+        theta = logged[step]
+        old, new = mixture.accuracies(theta, c, ys)
+        kl = mixture.kl_to_init(theta, theta0, ys)
+        pi = 1.0 / (1.0 + np.exp(-theta[:, 0]))
+        for i, run in enumerate(runs):
+            vals = {"old_acc": old[i], "new_acc": new[i], "kl_base": kl[i], "pi": pi[i],
+                    **{n: theta[i, j] for j, n in enumerate(THETA_NAMES)}}
+            curves.extend({**run.as_dict(), "step": step, "metric": k, "value": float(v)}
+                          for k, v in vals.items())
+    for i, run in enumerate(runs):
+        state[f"{run.key}/theta"] = logged[iters][i]
+
+
+THETA_NAMES = ("logit_pi", "mu1", "log_s1", "mu2", "log_s2")
+
+
+def _train_policy(cfg, data, setting, method, runs, state, curves) -> None:
+    p = setting_params(cfg, setting)
+    seeds = [r.seed for r in runs]
+    tasks = _stack(data, setting, seeds, "task_", ("g", "C", "a", "e"))
+    base = _stack(data, setting, seeds, "base_", policy.PARAM_NAMES)
+    mask = np.stack([policy.correct_mask(C, int(p["vocab"])) for C in tasks["C"]])
+    _, base_new = policy.all_logp(base, int(p["prompts"]))
+    hp = policy_hp(p)
+    algo = method
+    if method == "rl-lr0.5":
+        # diagnostic (ours, no claim): the default RL with SFT's learning rate
+        algo, hp = "rl", {**hp, "lr_rl": hp["lr_sft"]}
+    rngs = [np.random.default_rng(r.rng_seed(cfg["paper"], "samples")) for r in runs]
+
+    def log(step, params):
+        old, new, kl = policy.evaluate(params, tasks, mask, base_new)
+        for i, run in enumerate(runs):
+            for k, v in (("old_acc", old[i]), ("new_acc", new[i]), ("kl_base", kl[i])):
+                curves.append({**run.as_dict(), "step": step, "metric": k, "value": float(v)})
+
+    final = policy.post_train(algo, base, tasks, mask, rngs, hp, int(p["log_every"]), log)
+    for i, run in enumerate(runs):
+        for k in policy.PARAM_NAMES:
+            state[f"{run.key}/{k}"] = final[k][i]
+
+
+def _train_sequence(cfg, setting, method, runs, curves, bases) -> None:
+    """Full profile: the character transformer. Its base model of each (setting, seed) is
+    pretrained here (torch may not be imported by prepare), once per job, from streams derived
+    from (paper, setting, seed), so every method and every sharding sees the same base."""
+    import torch
+    import torch.nn.functional as F
+
+    from . import sequence
+
+    p = setting_params(cfg, setting)
+    for run in runs:
+        key = (setting, run.seed)
+        if key not in bases:
+            tasks = sequence.make_tasks(_rng(cfg["paper"], setting, run.seed, "tasks"),
+                                        int(p["prompts"]))
+            base = sequence.pretrain(torch, F, tasks, p,
+                                     derive_seed(cfg["paper"], setting, run.seed, "pretrain"))
+            bases[key] = (tasks, base)
+        tasks, base = bases[key]
+
+        def log(step, old, new, kl, run=run):
+            for k, v in (("old_acc", old), ("new_acc", new), ("kl_base", kl)):
+                curves.append({**run.as_dict(), "step": step, "metric": k, "value": float(v)})
+
+        sequence.post_train(method, base, tasks, p, run.rng_seed(cfg["paper"], "samples"), log)
+
+
+def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], list[dict]]:
+    state: dict[str, np.ndarray] = {}
+    curves: list[dict] = []
+    groups: dict[tuple[str, str], list] = {}
+    bases: dict = {}  # sequence part: base model per (setting, seed), pretrained once per job
+    for run in runs:
+        groups.setdefault((run.setting, run.method), []).append(run)
+    for (setting, method), group in groups.items():
+        if part(cfg, setting) == "mixture":
+            if method not in MIXTURE_METHODS:
+                raise ValueError(f"method {method!r} does not run in mixture setting {setting!r}")
+            _train_mixture(cfg, setting, method, group, state, curves)
+        elif part(cfg, setting) == "sequence":
+            if method not in SEQUENCE_METHODS:
+                raise ValueError(f"method {method!r} does not run in sequence setting {setting!r}")
+            _train_sequence(cfg, setting, method, group, curves, bases)
+        else:
+            if method not in POLICY_METHODS:
+                raise ValueError(f"method {method!r} does not run in policy setting {setting!r}")
+            _train_policy(cfg, data, setting, method, group, state, curves)
+    return state, curves
+
+
+# ---------------------------------------------------------------------------------------------
+def run_metrics(trace, match_acc: float) -> dict:
+    """Metrics of one run from its logged trace (a DataFrame indexed by step, one column per
+    metric): drops of old accuracy relative to the start (step 0, the base model), at the first
+    logged step whose new accuracy reaches match_acc (matched target performance; NaN if never)
+    and at the end, and the KL to the base model at both points."""
+    trace = trace.sort_index()
+    base_old = float(trace["old_acc"].iloc[0])
+    reached = trace.index[trace["new_acc"].to_numpy() >= match_acc]
+    out = {
+        "old_acc_base": base_old,
+        "new_acc_base": float(trace["new_acc"].iloc[0]),
+        "old_acc_final": float(trace["old_acc"].iloc[-1]),
+        "new_acc_final": float(trace["new_acc"].iloc[-1]),
+        "drop_final": base_old - float(trace["old_acc"].iloc[-1]),
+        "kl_final": float(trace["kl_base"].iloc[-1]),
+        "step_matched": float(reached[0]) if len(reached) else np.nan,
+        "drop_matched": base_old - float(trace.loc[reached[0], "old_acc"]) if len(reached)
+        else np.nan,
+        "kl_matched": float(trace.loc[reached[0], "kl_base"]) if len(reached) else np.nan,
+    }
+    if "pi" in trace:
+        out["pi_final"] = float(trace["pi"].iloc[-1])
+    return out
+
+
+def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
+    rows = []
+    match_acc = float(cfg["params"]["match_acc"])
+    for run in runs:
+        part_ = curves[(curves["method"] == run.method) & (curves["setting"] == run.setting)
+                       & (curves["seed"] == run.seed)]
+        trace = part_.pivot_table(index="step", columns="metric", values="value")
+        rows.append(run_metrics(trace, match_acc))
+    return rows

@@ -1,0 +1,285 @@
+"""Part B, full profile: a 2-layer character transformer that answers arithmetic prompts with
+multi-token answers (torch; imported only inside the train stage).
+
+Everything below that the spec does not fix is INFERRED (our construction):
+- Vocabulary of V = 64 characters: <pad>, <bos>, <eos>, digits and punctuation, padded with
+  letters. A sequence is <bos> prompt answer <eos>.
+- Old task T': prompt "O" + "x+y=" with 10 <= x, y <= 99 (64 prompts); its one correct answer
+  g(j) is str(x + y).
+- New task T: prompt "N" + "uu*v=" with 2 <= u <= 30, 2 <= v <= 9 (64 prompts); u is
+  zero-padded so that all new prompts have one length (batched sampling). Its four valid
+  formats make C(i): "56", "+56", "56.0" and "(56)". a(i) is the format the pretrained model
+  prefers, and e(i) != a(i) is the expert's format; both are drawn per prompt.
+- Pretraining mirrors the MLP: half old and half new prompts per batch. Old prompts are
+  labelled g(j). New prompts get a(i) with probability 0.5, else a random wrong answer (a
+  random number in a random format).
+- Optimiser: AdamW without weight decay, gradient clipping 1.0 (the MLP's SGD learning rates
+  do not transfer to a transformer). All post-training methods share one learning rate, since
+  Adam removes the advantage scale the MLP's lr ratio was about.
+- Losses and rewards follow the MLP version, at the sequence level. The log-probability of an
+  answer is the sum over its tokens, including <eos>. RL's reward is 1[answer in C(i)], and an
+  answer without <eos> within max_answer tokens is wrong. RL + KL adds beta times the per-token
+  exact KL to the base model, summed along the sampled answer (an unbiased estimate of the
+  sequence KL).
+- Evaluation is exact for accuracies: the probability of each valid answer string (teacher
+  forcing). The KL to the base model is estimated from 8 answers per new prompt, sampled with a
+  fixed generator.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+PAD, BOS, EOS = 0, 1, 2
+CHARS = list("0123456789+-*=.()ON:") + list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMPQRSTUVW")
+VOCAB = ["<pad>", "<bos>", "<eos>"] + CHARS[: 64 - 3]
+INDEX = {c: i for i, c in enumerate(VOCAB)}
+FORMATS = ("{}", "+{}", "{}.0", "({})")
+
+
+def encode(text: str) -> list[int]:
+    return [INDEX[c] for c in text]
+
+
+def make_tasks(rng: np.random.Generator, prompts: int) -> dict:
+    """Prompt strings and answer strings of both tasks (Python lists; see module docstring)."""
+    pairs = set()
+    while len(pairs) < prompts:
+        pairs.add((int(rng.integers(10, 100)), int(rng.integers(10, 100))))
+    old = sorted(pairs)
+    prods = set()
+    while len(prods) < prompts:
+        prods.add((int(rng.integers(2, 31)), int(rng.integers(2, 10))))
+    new = sorted(prods)
+    a = rng.integers(len(FORMATS), size=prompts)
+    e = (a + 1 + rng.integers(len(FORMATS) - 1, size=prompts)) % len(FORMATS)
+    return {
+        "old_prompts": [f"O{x}+{y}=" for x, y in old],
+        "old_answers": [str(x + y) for x, y in old],
+        "new_prompts": [f"N{u:02d}*{v}=" for u, v in new],
+        "new_values": [u * v for u, v in new],
+        "new_correct": [[f.format(u * v) for f in FORMATS] for u, v in new],
+        "a": [FORMATS[k].format(u * v) for k, (u, v) in zip(a, new, strict=True)],
+        "e": [FORMATS[k].format(u * v) for k, (u, v) in zip(e, new, strict=True)],
+    }
+
+
+class Batcher:
+    """Builds padded (prompt + answer + <eos>) id tensors and the mask of answer positions."""
+
+    def __init__(self, torch, context: int):
+        self.torch, self.context = torch, context
+
+    def pairs(self, prompts: list[str], answers: list[str]):
+        """Inputs x (B, T), targets y (B, T) and a float mask of the answer targets."""
+        seqs = [[BOS] + encode(p) + encode(a) + [EOS] for p, a in zip(prompts, answers,
+                                                                     strict=True)]
+        starts = [1 + len(p) for p in prompts]
+        T = max(len(s) for s in seqs) - 1
+        x = np.full((len(seqs), T), PAD)
+        y = np.full((len(seqs), T), PAD)
+        m = np.zeros((len(seqs), T))
+        for k, (s, st) in enumerate(zip(seqs, starts, strict=True)):
+            x[k, : len(s) - 1] = s[:-1]
+            y[k, : len(s) - 1] = s[1:]
+            m[k, st - 1: len(s) - 1] = 1.0        # targets from the first answer token on
+        t = self.torch
+        return t.as_tensor(x), t.as_tensor(y), t.as_tensor(m, dtype=t.float32)
+
+
+def answer_logprob(model, F, x, y, m):
+    """Sum over answer tokens of log p(y_t | y_<t), per sequence (B,), and the log-softmax."""
+    logp = F.log_softmax(model(x), dim=-1)
+    tok = logp.gather(-1, y[..., None])[..., 0]
+    return (tok * m).sum(-1), logp
+
+
+def decode_answers(ids: np.ndarray) -> list:
+    """Sampled answer ids (B, L) -> strings (None if no <eos> within L tokens)."""
+    out = []
+    for row in ids:
+        stop = np.flatnonzero(row == EOS)
+        if not stop.size or np.any(row[: stop[0]] < 3):
+            out.append(None)
+        else:
+            out.append("".join(VOCAB[i] for i in row[: stop[0]]))
+    return out
+
+
+def sample_answers(torch, model, prompts: list[str], max_answer: int, gen):
+    """Sample answers autoregressively (inverse CDF on the full softmax)."""
+    from icml26.lm.train import sample
+
+    x = torch.as_tensor(np.array([[BOS] + encode(p) for p in prompts]))
+    seq = sample(model, x, max_answer + 1, generator=gen)
+    model.train()
+    return decode_answers(seq[:, x.shape[1]:].numpy())
+
+
+class Evaluator:
+    """Exact old / new accuracies (teacher-forced probabilities of the valid answers) and the
+    sampled estimate of KL(pi_theta || pi_base) on the new prompts."""
+
+    def __init__(self, torch, F, tasks: dict, batcher: Batcher, max_answer: int, seed: int):
+        self.torch, self.F, self.tasks, self.max_answer = torch, F, tasks, max_answer
+        self.old = batcher.pairs(tasks["old_prompts"], tasks["old_answers"])
+        n = len(tasks["new_prompts"])
+        flat_p = [p for p in tasks["new_prompts"] for _ in FORMATS]
+        flat_a = [a for c in tasks["new_correct"] for a in c]
+        self.new = batcher.pairs(flat_p, flat_a)
+        self.n_new = n
+        self.kl_prompts = [p for p in tasks["new_prompts"] for _ in range(8)]
+        self.batcher = batcher
+        self.seed = seed
+
+    def __call__(self, model, base) -> tuple[float, float, float]:
+        torch, F = self.torch, self.F
+        with torch.no_grad():
+            model.eval()
+            lp_old, _ = answer_logprob(model, F, *self.old)
+            lp_new, _ = answer_logprob(model, F, *self.new)
+            old_acc = float(lp_old.exp().mean())
+            new_acc = float(lp_new.exp().view(self.n_new, len(FORMATS)).sum(-1).mean())
+            gen = torch.Generator().manual_seed(self.seed)
+            answers = sample_answers(torch, model, self.kl_prompts, self.max_answer, gen)
+            kl = sequence_kl(torch, F, model, base, self.batcher, self.kl_prompts, answers,
+                             self.max_answer).mean()
+        model.train()
+        return old_acc, new_acc, float(kl)
+
+
+def _answer_tensors(batcher, prompts, answers, max_answer):
+    """Answers that did not stop are scored on max_answer arbitrary-but-fixed tokens ("9"s),
+    which only matters for their (zero) reward; they still enter the KL and the PG loss."""
+    filled = [a if a is not None else "9" * max_answer for a in answers]
+    return batcher.pairs(prompts, filled)
+
+
+def sequence_kl(torch, F, model, base, batcher, prompts, answers, max_answer):
+    """Sum along each sampled answer of the exact per-token KL(pi_theta || pi_base)."""
+    x, y, m = _answer_tensors(batcher, prompts, answers, max_answer)
+    logp = F.log_softmax(model(x), dim=-1)
+    with torch.no_grad():
+        logb = F.log_softmax(base(x), dim=-1)
+    per_tok = (logp.exp() * (logp - logb)).sum(-1)
+    return (per_tok * m).sum(-1)
+
+
+def build(torch, p: dict, seed: int):
+    from icml26.lm.model import GPT, GPTConfig
+
+    torch.manual_seed(seed % (2 ** 63))
+    cfg = GPTConfig(vocab_size=len(VOCAB), context=int(p["context"]), d_model=int(p["d_model"]),
+                    n_heads=int(p["heads"]), n_layers=int(p["layers"]))
+    return GPT(cfg)
+
+
+def pretrain(torch, F, tasks: dict, p: dict, seed: int):
+    """The base model: answers of both tasks, new-task labels a(i) w.p. 1 - label_noise."""
+    from icml26.lm.optim import AdamW, clip_grad_norm
+
+    rng = np.random.default_rng(seed)
+    model = build(torch, p, seed)
+    opt = AdamW(list(model.parameters()), lr=float(p["pretrain_lr"]), weight_decay=0.0)
+    batcher = Batcher(torch, int(p["context"]))
+    B = int(p["batch"])
+    n = len(tasks["old_prompts"])
+    model.train()
+    for _ in range(int(p["pretrain_steps"])):
+        jo = rng.integers(n, size=B // 2)
+        jn = rng.integers(n, size=B - B // 2)
+        prompts = [tasks["old_prompts"][j] for j in jo] + [tasks["new_prompts"][i] for i in jn]
+        answers = [tasks["old_answers"][j] for j in jo]
+        for i in jn:
+            if rng.random() >= float(p["label_noise"]):
+                answers.append(tasks["a"][i])
+            else:   # a random wrong answer in a random format
+                v = int(rng.integers(0, 300))
+                v = v + 1 if v == tasks["new_values"][i] else v
+                answers.append(FORMATS[int(rng.integers(len(FORMATS)))].format(v))
+        x, y, m = batcher.pairs(prompts, answers)
+        lp, _ = answer_logprob(model, F, x, y, m)
+        loss = -lp.mean()
+        opt.zero_grad()
+        loss.backward()
+        clip_grad_norm(opt.params, 1.0)
+        opt.step()
+    return model
+
+
+def post_train(method: str, base, tasks: dict, p: dict, seed: int, log) -> None:
+    """Post-train a copy of `base` on new-task prompts with `method` (as policy.post_train,
+    at the sequence level); log(step, old_acc, new_acc, kl) every log_every steps."""
+    import copy
+
+    import torch
+    import torch.nn.functional as F
+
+    from icml26.lm.optim import AdamW, clip_grad_norm
+
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed % (2 ** 63))
+    model = copy.deepcopy(base)
+    base.eval()
+    opt = AdamW(list(model.parameters()), lr=float(p["post_lr"]), weight_decay=0.0)
+    batcher = Batcher(torch, int(p["context"]))
+    evaluate = Evaluator(torch, F, tasks, batcher, int(p["max_answer"]), seed=12345)
+    B, steps, L = int(p["batch"]), int(p["steps"]), int(p["max_answer"])
+    n = len(tasks["new_prompts"])
+    correct = [set(c) for c in tasks["new_correct"]]
+    log(0, *evaluate(model, base))
+
+    def own_dataset():
+        prompts = [tasks["new_prompts"][i] for i in range(n) for _ in range(int(p["self_samples"]))]
+        ids = [i for i in range(n) for _ in range(int(p["self_samples"]))]
+        answers = sample_answers(torch, model, prompts, L, gen)
+        keep = [(tasks["new_prompts"][i], a) for i, a in zip(ids, answers, strict=True)
+                if a in correct[i]]
+        return keep
+
+    dataset = own_dataset() if method in ("self-sft", "iter-self-sft") else None
+    model.train()
+    for step in range(1, steps + 1):
+        if method == "sft":
+            idx = rng.integers(n, size=B)
+            x, y, m = batcher.pairs([tasks["new_prompts"][i] for i in idx],
+                                    [tasks["e"][i] for i in idx])
+            lp, _ = answer_logprob(model, F, x, y, m)
+            loss = -lp.mean()
+        elif method in ("self-sft", "iter-self-sft"):
+            if method == "iter-self-sft" and step > 1 and (step - 1) % int(p["regen_every"]) == 0:
+                dataset = own_dataset()
+            loss = None       # no correct own answer at all: nothing to imitate this step
+            if dataset:
+                pick = rng.integers(len(dataset), size=B)
+                x, y, m = batcher.pairs([dataset[k][0] for k in pick],
+                                        [dataset[k][1] for k in pick])
+                lp, _ = answer_logprob(model, F, x, y, m)
+                loss = -lp.mean()
+        elif method in ("rl", "rl-kl", "rl-mean"):
+            group = int(p["group"])
+            chosen = rng.choice(n, size=B // group, replace=False)
+            ids = np.repeat(chosen, group)
+            prompts = [tasks["new_prompts"][i] for i in ids]
+            answers = sample_answers(torch, model, prompts, L, gen)      # on-policy
+            reward = np.array([float(a in correct[i]) for i, a in zip(ids, answers,
+                                                                       strict=True)])
+            g = reward.reshape(-1, group)
+            adv = g - g.mean(1, keepdims=True)
+            if method != "rl-mean":
+                adv = adv / (g.std(1, keepdims=True) + 1e-6)
+            x, y, m = _answer_tensors(batcher, prompts, answers, L)
+            lp, _ = answer_logprob(model, F, x, y, m)
+            loss = -(torch.as_tensor(adv.ravel(), dtype=torch.float32) * lp).mean()
+            if method == "rl-kl":
+                kl = sequence_kl(torch, F, model, base, batcher, prompts, answers, L)
+                loss = loss + float(p["beta"]) * kl.mean()
+        else:
+            raise ValueError(f"method {method!r} does not run in the sequence setting")
+        if loss is not None:
+            opt.zero_grad()
+            loss.backward()
+            clip_grad_norm(opt.params, 1.0)
+            opt.step()
+        if step % int(p["log_every"]) == 0 or step == steps:
+            log(step, *evaluate(model, base))
