@@ -28,6 +28,10 @@ def test_dirichlet_partition_is_a_partition_with_min_size():
 def test_digits_scaled():
     x, y = fed.load_digits_scaled()
     assert x.shape == (1797, 64) and x.min() == 0.0 and x.max() == 1.0 and set(y) == set(range(10))
+    from sklearn.datasets import load_digits
+
+    ref = load_digits()
+    assert np.array_equal(x, ref.data / 16.0) and np.array_equal(y, ref.target)
 
 
 def _torch_mlp(params):
