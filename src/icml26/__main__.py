@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .errors import Icml26Error
@@ -20,6 +21,9 @@ def main(argv=None) -> int:
     run.add_argument("--seeds", type=int, nargs="*")
     run.add_argument("--out", default="results-debug")
     args = parser.parse_args(argv)
+    # one BLAS/OpenMP thread, as in every workflow job, so the numbers match a Snakemake run
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
     from . import pipeline
 
     try:

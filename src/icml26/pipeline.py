@@ -181,12 +181,12 @@ def summary(headlines: dict, results_dir, out: dict) -> None:
                     "paper": slug, "id": c["id"], "category": c["category"],
                     "verdict": c["verdict"], "measured": _flat(c["measured"]),
                     "threshold": _flat(c["threshold"]), "n_seeds": c["n_seeds"],
-                    "scale": doc["scale"],
+                    "scale": doc["scale"], "timing": bool(c.get("timing", False)),
                 })
             run_frames.append(runs.assign(paper=slug))
         index_rows.append(row)
     claims = pd.DataFrame(claim_rows, columns=["paper", "id", "category", "verdict", "measured",
-                                               "threshold", "n_seeds", "scale"])
+                                               "threshold", "n_seeds", "scale", "timing"])
     runs = pd.concat(run_frames, ignore_index=True) if run_frames else pd.DataFrame()
     if len(runs):
         runs = runs[["paper"] + [c for c in runs.columns if c != "paper"]]

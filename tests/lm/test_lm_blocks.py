@@ -222,3 +222,16 @@ def test_muon_adamw_routing_and_deepcopy_independence():
     twin[0](x).sum().backward()
     twin[1].step()
     assert all(float(m.abs().sum()) == 0 for m in opt.muon.m)
+
+
+def test_stdlib_docstrings_do_not_depend_on_what_was_imported():
+    import subprocess
+    import sys
+
+    code = ("import hashlib; from icml26.lm.corpus import stdlib_docstrings as s; "
+            "print(hashlib.sha256(s().encode()).hexdigest())")
+    plain = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    loaded = subprocess.run([sys.executable, "-c", "import logging.handlers, email.mime.text; "
+                             + code], capture_output=True, text=True)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == loaded.stdout

@@ -67,10 +67,13 @@ def _public_docs(module_name: str) -> list[str]:
             if name.startswith("_"):
                 continue
             try:
-                doc = inspect.getdoc(getattr(module, name))
+                member = getattr(module, name)
+                doc = inspect.getdoc(member)
             except Exception:  # noqa: BLE001 - some attributes raise on access; skip them
                 continue
-            if doc:
+            # Submodules appear in dir() only once something has imported them (e.g.
+            # logging.handlers): skip them so the text does not depend on the process.
+            if doc and not inspect.ismodule(member):
                 docs.append(doc)
     return docs
 
