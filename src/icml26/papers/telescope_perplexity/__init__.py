@@ -1,0 +1,156 @@
+"""Telescope Perplexity: zero-shot LLM-text detection from token-repetition probability.
+Metadata only."""
+
+TITLE = ("Telescope: Improving Zero Shot Detection of LLM Generated Content By Measuring Token "
+         "Repetition Probability")
+TIER = "B"
+ABSTRACT = "000_0e29b462e842f6da.txt, abstract 6"
+
+SUMMARY = """\
+LLMs are trained to imitate human text, so telling their output from human writing is hard.
+The paper argues that pre-training leaves a mark anyway. Very early in training, LLMs learn a
+strong aversion to repeating the token they have just produced. This "vestigial heuristic" is
+switched on in the text they generate.
+
+**Telescope Perplexity** measures this aversion with one forward pass of a reference model S.
+At each position i, the model has read s_1..s_i and predicts s_{i+1}. The *telescope
+probability* is the mass it puts on the token it has just read, tau_i = p_S(s_i | s_1..s_i).
+The text-level statistic is log TPPL(x) = -(1/n) sum_i log tau_i. It comes from the same pass
+(one more gather) as the ordinary log-perplexity log PPL(x). The paper reports strong zero-shot
+detection, state-of-the-art or competitive across datasets, reference models and perturbations.
+It also reports lower cost than two-model detectors such as Binoculars.
+
+Here the LLMs are tiny word-level transformers, trained in the pipeline on the Python
+reference manual (`pydoc_data.topics`). The vocabulary is 2,000 words plus <unk>. Each seed
+has a generator G (the "LLM"), a separate scorer S with checkpoints, and a small performer P
+for Binoculars. Machine text is an 8-token human prompt continued by G for 40 tokens (T = 0.9,
+nucleus 0.95). Human text is the true 40-token continuation. Every detector scores only these
+40 tokens:
+- Telescope (log PPL / log TPPL) and Telescope-raw (log TPPL);
+- log-likelihood, log-rank and entropy;
+- analytic Fast-DetectGPT;
+- Binoculars.
+
+There are two settings: white-box (S = G) and black-box (a separately trained S). We report
+AUROC and TPR at 5% FPR, the forward passes and the measured CPU time of each detector, and
+the repetition-aversion index A = mean tau / mean unigram frequency at each checkpoint of S.
+"""
+
+FIDELITY = """\
+- **Substitution (spec).** The LLMs and the human/LLM data sets are replaced by tiny word-level
+  transformers and by `pydoc_data.topics`. The exact text is recorded in data.npz: Python
+  version and SHA-256 of the ASCII-mapped topics. DetectGPT is omitted (no mask-filling model
+  offline); analytic Fast-DetectGPT stands in for it.
+- **INFERRED (spec): the decision statistic.** The abstract gives tau_i, not its aggregation.
+  We test T = log PPL / log TPPL (lower -> machine) and report raw log TPPL (higher ->
+  machine). Every orientation is fixed a priori in `detectors.DETECTORS`, never flipped on
+  data.
+- **INFERRED (ours): training details.** The spec gives "AdamW lr 3e-3 (cosine decay)". We
+  add:
+  - betas (0.9, 0.95);
+  - weight decay 0.1 on matrices;
+  - a linear warm-up over 5% of the steps, then cosine decay to 10% of the lr;
+  - gradient clipping at 1.0;
+  - dropout 0.1 for S and P too (the spec gives it for G).
+
+  The vocabulary is fitted on each seed's training topics only. Human passages are
+  non-overlapping 48-token windows of the concatenated held-out topics, so a window may span
+  a topic boundary. Each seed uses a seeded random subset of 200 of them, or all when fewer
+  exist. Topic sizes are heavy-tailed, so a 15% topic split leaves 303, 129 and 146 windows at
+  default seeds 0, 1 and 2. u(s_i) is the token's relative frequency in the training ids,
+  <unk> included.
+  A and the repetition rates use the 40 scored tokens; the first of them is compared with the
+  prompt's last token.
+- **Binoculars** follows the spec's formula: log PPL_S(x) / mean_i(-sum_v p_P(v|.) log
+  p_S(v|.)), with S the observer and P the performer. **Fast-DetectGPT** uses the scorer as
+  both sampling and scoring model (analytic mean and variance). **Log-rank**: rank = 1 + the
+  number of tokens with strictly higher probability.
+- **Scaled down at default (measured, not guessed).** On this machine one training step with
+  the 2,001-word head costs:
+
+  | model | batch 32 x 64 | batch 16 x 64 |
+  |---|---|---|
+  | G (2 layers, d 64) | 0.15 s | 0.065 s |
+  | S (2 layers, d 48) | 0.096 s | 0.053 s |
+  | P (1 layer, d 48) | 0.085 s | 0.036 s |
+
+  The spec's 1000 + 800 + 800 steps at batch 32 would take about 300 CPU-s per seed, against
+  120 CPU-s for the whole paper. The default therefore trains with batch 8 x 64 for:
+  - G: 200 steps;
+  - S: 160 steps (checkpoints at the spec's 5/10/20/40/70/100% of them);
+  - P: 80 steps.
+
+  That is about 25x fewer tokens than the spec. At equal CPU, the smaller batch with more
+  steps gave a lower validation loss than batch 16 (5.39 vs 5.48 nats for S at about 6
+  CPU-s). The models reach a validation loss of about 5.36 (G), 5.45 (S) and 5.52 (P) nats,
+  against about 3.8 at the spec's budget, so they are barely past unigram statistics.
+  Nothing else is scaled down at default: 3 seeds, up to 200 + 200 texts per seed, both
+  settings, all detectors.
+
+  The full profile keeps the spec's steps and batch (1000 / 800 / 800 at 32 x 64) and uses the
+  spec's full-scale items:
+  - 4-layer d = 256 G and S; P has 2 layers, d = 256 (INFERRED: half the layers, as at
+    default);
+  - a second human domain, held-out stdlib docstring paragraphs, with the docstrings added to
+    the training corpus;
+  - all available passages;
+  - the two perturbation attacks on the machine text (INFERRED: 10% of the continuation
+    tokens replaced by draws from the training unigram distribution; clauses cut after
+    , . ; : and permuted);
+  - 5 seeds.
+
+  Full is CPU only: the shared training loop is CPU-bound.
+- **A spec-budget check (one seed, not part of the pipeline).** We ran the default grid with
+  the spec's training budget: 1000 / 800 / 800 steps at batch 32 x 64, seed 0, 300 CPU-s.
+  Validation loss was G 3.79, S 4.02, P 4.01 nats. The aversion is then learned (A = 0.23 for
+  G and 0.32 for S on human text). Even so, the headline did not appear:
+  - white-box AUROC: Telescope 0.61, Telescope-raw 0.29, LogLik 0.72, Entropy 0.39,
+    Fast-DetectGPT 0.88, Binoculars 0.81;
+  - S's A by checkpoint was 0.68, 0.74, 0.95, 0.47, 0.37, 0.32 (5 ... 100%), so it only drops
+    below 0.5 between the 20% and 40% checkpoints;
+  - machine text from G repeats more often than human text (1.0% vs 0.05% of tokens) and has
+    the *lower* log TPPL (6.50 vs 6.90).
+
+  The default's not-reproduced verdicts are therefore not only an artefact of the smaller
+  budget.
+- **Why the Telescope verdicts fail here.** At default, G's samples repeat the previous token
+  in 3-5% of positions, against 0.05-0.15% for the human continuations. Its scorers (G or S)
+  then give the just-read token *more* mass on machine text: log TPPL is about 0.8 nats lower
+  on machine text, not higher as the spec expects. With the orientation fixed a priori,
+  Telescope-raw has AUROC of about 0.08 and Telescope falls below 0.5. Likelihood-based
+  detectors (LogLik, Log-rank, Fast-DetectGPT, Binoculars) reach about 0.9. The toy
+  generator does not show the "vestigial" repeat aversion in what it writes. This is what the
+  spec calls the main risk at this scale.
+- **Cost (claim 3).** Each detector runs end to end under `time.process_time`: its own forward
+  pass of every model it needs, plus its statistic. This runs on the first 50 human and 50
+  machine texts of each run, twice, keeping the minimum (smoke: 20 + 20, once). The scores used for
+  AUROC come from one shared pass per model and text set. The code checks that the timed run
+  reproduces them. The spec asks for wall time per 100 texts; we record single-thread CPU
+  time instead (the project's cost measure), reported per 100 texts. It is a timing claim,
+  noisy on a shared machine, and its verdict can change between runs. Two default runs on
+  the loaded development machine gave these per-seed CPU ratios Telescope / Binoculars:
+
+  | run | white-box | black-box | verdict |
+  |---|---|---|---|
+  | Snakemake | 0.41, 0.37, 0.41 | 0.34, 0.30, 0.37 | reproduced |
+  | in-process | 0.53, 0.53, 0.41 | 0.34, 0.45, 0.38 | inconclusive (white-box CI to 0.65) |
+
+  Binoculars pays for P's pass and for a cross-entropy over the whole vocabulary at every
+  position. Telescope pays for one pass and two gathers. Forward passes per text are counted,
+  not declared.
+- **Aversion index at early checkpoints.** A near-uniform (untrained) model has
+  A ~ (1/V) / mean u << 1, because A compares the model with the corpus' unigram
+  frequencies. "A <= 0.5" at an early checkpoint can therefore hold trivially before the model
+  has learned any statistics. A unigram-level model has A ~ 1; only a model that has learned
+  bigram-level repeat aversion has A < 1 for the spec's reason.
+- **Outputs.** Per-text oriented scores of every run are stored in the train state
+  (`<run>/human`, `<run>/machine` in `train/<seed>.npz`), not as CSV. Model checkpoints live
+  in memory inside the train job that scores them and are not written to disk.
+- **Smoke**: 1 seed; G / S / P 12 / 20 / 6 steps at batch 8 x 64; 40 + 40 texts.
+"""
+
+METHODS = ("Telescope", "Telescope-raw", "LogLik", "LogRank", "Entropy", "Fast-DetectGPT",
+           "Binoculars")
+SETTINGS = None  # any name: a setting gives scorer (generator | reference), domain, attack
+PROPOSED = ("Telescope", "Telescope-raw")
+BACKEND = "torch"

@@ -1,0 +1,268 @@
+"""Behaviour tests of telescope-perplexity: every detector against a hand computation on a
+stub model whose next-token distributions are set by hand (the telescope probability, log PPL,
+log-rank, entropy, analytic Fast-DetectGPT, Binoculars' cross-perplexity), AUROC / TPR against
+scikit-learn, the data pipeline and attacks, the sampler view, sharding independence, the claim
+checkers on metrics built to fail, and the smoke pipeline end to end."""
+
+import copy
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.metrics import roc_auc_score, roc_curve
+
+from icml26 import grid, pipeline
+from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.papers.telescope_perplexity import claims, data, detectors, experiment, lms, metrics
+
+torch.set_num_threads(1)
+
+
+class Bigram(torch.nn.Module):
+    """Stub LM: the next-token distribution depends on the current token only,
+    p(. | s_1..s_j) = table[s_j] (rows are probabilities)."""
+
+    def __init__(self, table):
+        super().__init__()
+        self.logits = torch.log(torch.tensor(table, dtype=torch.float64))
+
+    def forward(self, idx):
+        return self.logits[idx]
+
+
+A, B = 0, 1
+P_S = [[0.9, 0.1], [0.5, 0.5]]     # scorer: after a -> (0.9, 0.1); after b -> (0.5, 0.5)
+P_P = [[0.6, 0.4], [0.3, 0.7]]     # performer
+IDS = torch.tensor([[A, A, B]])    # prompt = [a] (start = 1), continuation = [a, b]
+
+
+def _stat(name, ids=IDS, start=1):
+    raw, passes = detectors.score(name, {"scorer": Bigram(P_S), "performer": Bigram(P_P)},
+                                  ids, start)
+    return float(raw[0]), passes
+
+
+def test_telescope_probability_is_the_mass_on_the_current_token():
+    lp = detectors.log_probs(Bigram(P_S), IDS)
+    # tau_1 = p(s_1 = a | ..., a) = 0.9 (read a, repeat a); tau_2 = p(s_2 = b | ..., b) = 0.5
+    tau = detectors.telescope_logp(lp, IDS, 1).exp()[0]
+    assert torch.allclose(tau, torch.tensor([0.9, 0.5], dtype=torch.float64))
+    # next-token: p(a | a) = 0.9, p(b | a) = 0.1
+    nxt = detectors.next_token_logp(lp, IDS, 1).exp()[0]
+    assert torch.allclose(nxt, torch.tensor([0.9, 0.1], dtype=torch.float64))
+
+
+def test_each_detector_equals_its_hand_computation():
+    lppl = -(math.log(0.9) + math.log(0.1)) / 2
+    ltppl = -(math.log(0.9) + math.log(0.5)) / 2
+    h = -(0.9 * math.log(0.9) + 0.1 * math.log(0.1))       # both continuation tokens follow a
+    mu = -h
+    var = 0.9 * math.log(0.9) ** 2 + 0.1 * math.log(0.1) ** 2 - mu ** 2
+    fdg = (math.log(0.9) + math.log(0.1) - 2 * mu) / math.sqrt(2 * var)
+    xppl = -(0.6 * math.log(0.9) + 0.4 * math.log(0.1))     # performer p_P(.|a), scorer log p_S
+    expected = {
+        "Telescope": lppl / ltppl, "Telescope-raw": ltppl, "LogLik": -lppl,
+        "LogRank": -(math.log(1) + math.log(2)) / 2,        # a has rank 1, b rank 2 under (.9, .1)
+        "Entropy": h, "Fast-DetectGPT": fdg, "Binoculars": lppl / xppl,
+    }
+    for name, value in expected.items():
+        got, passes = _stat(name)
+        assert got == pytest.approx(value, rel=1e-9), name
+        assert passes == (2 if name == "Binoculars" else 1)
+
+
+def test_orientations_are_the_specs():
+    signs = {n: d.sign for n, d in detectors.DETECTORS.items()}
+    assert signs == {"Telescope": -1, "Telescope-raw": 1, "LogLik": 1, "LogRank": 1,
+                     "Entropy": -1, "Fast-DetectGPT": 1, "Binoculars": -1}
+
+
+def test_detectors_on_a_random_model_match_loops():
+    """Batched gathers = explicit per-position loops on a random 'model' (V = 7, T = 6)."""
+    g = torch.Generator().manual_seed(0)
+    table = torch.softmax(torch.randn(7, 7, generator=g, dtype=torch.float64), -1)
+    ids = torch.randint(0, 7, (3, 6), generator=g)
+    start = 2
+    lp = detectors.log_probs(Bigram(table.tolist()), ids)
+    for r in range(3):
+        seq = ids[r].tolist()
+        tel = [math.log(table[seq[i], seq[i]]) for i in range(start, 6)]
+        nxt = [math.log(table[seq[i - 1], seq[i]]) for i in range(start, 6)]
+        assert detectors.log_tppl(lp, ids, start)[r] == pytest.approx(-np.mean(tel))
+        assert detectors.log_ppl(lp, ids, start)[r] == pytest.approx(-np.mean(nxt))
+
+
+def test_batching_does_not_change_scores():
+    g = torch.Generator().manual_seed(1)
+    table = torch.softmax(torch.randn(5, 5, generator=g, dtype=torch.float64), -1).tolist()
+    ids = torch.randint(0, 5, (7, 6), generator=g)
+    models = {"scorer": Bigram(table), "performer": Bigram(table[::-1])}
+    for name in detectors.DETECTORS:
+        a, _ = detectors.score(name, models, ids, 2, batch=3)
+        b, _ = detectors.score(name, models, ids, 2, batch=100)
+        assert np.allclose(a, b)
+
+
+# --------------------------------------------------------------------------------------------
+def test_auroc_and_tpr_match_sklearn():
+    rng = np.random.default_rng(0)
+    for ties in (False, True):
+        h, m = rng.normal(0, 1, 57), rng.normal(0.7, 1, 43)
+        if ties:
+            h, m = np.round(h), np.round(m)
+        y = np.r_[np.zeros(len(h)), np.ones(len(m))]
+        s = np.r_[h, m]
+        assert metrics.auroc(h, m) == pytest.approx(roc_auc_score(y, s))
+        fpr, tpr, _ = roc_curve(y, s)
+        assert metrics.tpr_at_fpr(h, m, 0.05) == pytest.approx(tpr[fpr <= 0.05].max())
+
+
+def test_average_ranks_handle_ties():
+    assert metrics.average_ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist() == [3.5, 1, 3.5, 2]
+
+
+# --------------------------------------------------------------------------------------------
+def test_clean_drops_markup_lines_only():
+    text = "Title\n=====\nkeep a == b\n+---+---+\n| x |\nend ***"
+    assert data.clean(text) == "Title\nkeep a == b\n| x |"
+
+
+def test_split_passages_and_repetition_rates():
+    names = [f"t{i}" for i in range(20)]
+    tr, ho = data.split_documents(names, 0.15, np.random.default_rng(3))
+    tr2, ho2 = data.split_documents(names, 0.15, np.random.default_rng(3))
+    assert (tr, ho) == (tr2, ho2) and len(ho) == 3 and sorted(tr + ho) == sorted(names)
+    ids = np.array([1, 1, 9, 2, 3, 4, 9, 9, 9, 5])
+    pas = data.passages(ids, 3, unk=9, max_unk=1)
+    assert pas.tolist() == [[1, 1, 9], [2, 3, 4]]
+    assert data.repetition_rate(np.array([1, 1, 2, 2, 3])) == pytest.approx(2 / 4)
+    assert data.unigram_repetition_rate(np.array([1, 1, 2])) == pytest.approx(0.25 + .0625 * 2)
+
+
+def test_attacks():
+    rng = np.random.default_rng(0)
+    cont = np.arange(40).reshape(2, 20)
+    sub = data.substitute(cont, 0.1, np.r_[np.zeros(50), 1.0], rng)   # always token 50
+    assert ((sub != cont).sum(1) == 2).all() and set(sub[sub != cont]) == {50}
+    cont = np.array([[1, 2, 0, 3, 4, 0, 5, 6]])                        # 0 ends a clause
+    sh = data.shuffle_clauses(cont, [0], np.random.default_rng(2))
+    assert sorted(sh[0]) == sorted(cont[0])
+    row = sh[0].tolist()
+    for piece in ((1, 2, 0), (3, 4, 0), (5, 6)):  # the clauses stay contiguous
+        assert any(tuple(row[j:j + len(piece)]) == piece for j in range(len(row)))
+
+
+def test_cached_sampler_equals_the_full_forward_and_shared_sampling():
+    from icml26.lm.model import GPT, GPTConfig
+    from icml26.lm.train import sample
+
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(vocab_size=11, context=16, d_model=16, n_heads=2, n_layers=2)).eval()
+    idx = torch.randint(0, 11, (3, 12))
+    view = lms.CachedSampler(m)
+    assert torch.allclose(view(idx[:, :5]), m(idx[:, :5])[:, -1:], atol=1e-5)
+    for t in range(6, 13):  # one new token per call, as in sampling
+        assert torch.allclose(view(idx[:, :t]), m(idx[:, :t])[:, -1:], atol=1e-5)
+    a = sample(m, idx[:, :4], 8, generator=torch.Generator().manual_seed(3), temperature=0.9,
+               top_p=0.95)
+    b = lms.generate(m, idx[:, :4].numpy(), 8, 3, 0.9, 0.95)
+    assert np.array_equal(a.numpy(), b)
+
+
+def test_checkpoints_and_training_are_deterministic():
+    arch = {"layers": 1, "d": 16, "heads": 2, "context": 16, "dropout": 0.1, "steps": 10,
+            "batch": 4, "lr": 3e-3, "weight_decay": 0.1, "warmup_frac": 0.1, "final_frac": 0.1,
+            "clip": 1.0}
+    ids = np.random.default_rng(0).integers(0, 13, 400)
+    assert lms.checkpoint_steps(10, (0.05, 0.2, 1.0)) == {1: 0.05, 2: 0.2, 10: 1.0}
+    outs = []
+    for _ in range(2):
+        model = lms.build(13, arch, 5)
+        curve, ck = lms.fit(model, ids, arch, 7, val_ids=ids[:100], n_val=2,
+                            ckpt_fracs=(0.2, 1.0))
+        outs.append((model, curve, ck))
+    (m1, c1, k1), (m2, c2, k2) = outs
+    assert c1 == c2 and [s for s, _ in c1] == [0, 5, 10]
+    assert all(torch.equal(k1[1.0][n], p) for n, p in m1.state_dict().items())
+    assert not torch.equal(k1[0.2]["tok.weight"], k1[1.0]["tok.weight"])
+    assert all(torch.equal(k1[0.2][n], k2[0.2][n]) for n in k1[0.2])
+
+
+# --------------------------------------------------------------------------------------------
+def _tiny_cfg():
+    cfg = pipeline.resolve("telescope-perplexity", "smoke")
+    cfg = copy.deepcopy(cfg)
+    p = cfg["params"]
+    p["n_texts"] = 8
+    for role in ("generator", "scorer", "performer"):
+        p[role].update(steps=4, batch=2)
+    return cfg
+
+
+def test_results_do_not_depend_on_sharding():
+    cfg = _tiny_cfg()
+    runs = grid.runs(cfg)
+    d = experiment.prepare(cfg, np.random.default_rng(0))
+    one = [r for r in runs if r.method == "Telescope" and r.setting == "black-box"]
+    s_all, _ = experiment.train(cfg, d, runs)
+    s_one, _ = experiment.train(cfg, d, one)
+    k = one[0].key
+    for part in ("human", "machine", "A", "log_ppl_machine"):
+        assert np.array_equal(s_all[f"{k}/{part}"], s_one[f"{k}/{part}"])
+
+
+def _metrics(auroc_tel=0.55, ratio=0.9):
+    rows = []
+    for seed in (0, 1, 2):
+        for s in ("white-box", "black-box"):
+            for m in ("Telescope", "Telescope-raw", "LogLik", "LogRank", "Entropy",
+                      "Fast-DetectGPT", "Binoculars"):
+                tel = m == "Telescope"
+                rows.append({
+                    "method": m, "setting": s, "seed": seed,
+                    "auroc": auroc_tel + 0.01 * seed if tel else 0.9,
+                    "cpu_s": 1.0 * ratio if tel else 1.0,
+                    "forward_passes": 2.0 if tel else 1.0, "models": 1.0,
+                    "cpu_s_per_100": 0.1, "log_tppl_machine": 1.0, "log_tppl_human": 2.0,
+                    "log_ppl_machine": 3.0, "log_ppl_human": 2.0,
+                    "corpus_rep_rate": 0.02, "unigram_rep_rate": 0.01})
+    return pd.DataFrame(rows)
+
+
+def _curves(a_value=0.9):
+    rows = []
+    for seed in (0, 1, 2):
+        for step, frac in ((2, 0.05), (6, 0.2), (30, 1.0)):
+            for metric, v in (("ckpt_A", a_value), ("ckpt_frac", frac), ("ckpt_auroc", 0.5)):
+                rows.append({"method": "Telescope", "setting": "black-box", "seed": seed,
+                             "step": step, "metric": metric, "value": v})
+    return pd.DataFrame(rows)
+
+
+def test_claims_fail_on_metrics_built_to_fail():
+    cfg = pipeline.resolve("telescope-perplexity", "default")
+    out = {c.id: c for c in claims.check(cfg, _metrics(), _curves())}
+    assert set(out) == {"C1-headline", "C2-competitive", "C3-cost", "C4-aversion-early",
+                        "S1-direction", "S2-corpus-repeats"}
+    for c in out.values():
+        assert c.verdict == NOT_REPRODUCED, c.id
+    good = {c.id: c for c in claims.check(cfg, _metrics(0.95, 0.4).assign(forward_passes=1.0)
+                                           .assign(models=lambda f: np.where(
+                                               f["method"] == "Binoculars", 2.0, 1.0)),
+                                           _curves(0.1))}
+    for cid in ("C1-headline", "C2-competitive", "C3-cost", "C4-aversion-early"):
+        assert good[cid].verdict == REPRODUCED, cid
+
+
+def test_smoke_pipeline_end_to_end(tmp_path):
+    out = pipeline.run_inprocess(pipeline.resolve("telescope-perplexity", "smoke"), tmp_path)
+    doc = json.loads(out["claims"].read_text())
+    assert len(doc["claims"]) == 6
+    m = pd.read_csv(out["metrics"])
+    assert len(m) == 14 and m["auroc"].between(0, 1).all()
+    assert set(m.loc[m["method"] == "Binoculars", "forward_passes"]) == {2.0}
+    for name in ("detection", "emergence", "log_tau_hist"):
+        assert (out["figures"] / f"{name}.png").exists()
