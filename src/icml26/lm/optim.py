@@ -41,6 +41,26 @@ def decay_mask(params) -> list[bool]:
     return [p.ndim >= 2 for p in params]
 
 
+@torch.no_grad()
+def adamw_update(params, grads, m, v, t: int, lr: float, betas, eps: float, wd: float,
+                 decay) -> None:
+    """One AdamW step in place on lists of tensors (``t`` counts steps from 1); elementwise,
+    so parameters stacked along a leading replica axis stay independent."""
+    b1, b2 = betas
+    if wd:
+        decayed = [p for p, d in zip(params, decay, strict=True) if d]
+        if decayed:
+            torch._foreach_mul_(decayed, 1.0 - lr * wd)
+    torch._foreach_lerp_(m, grads, 1 - b1)
+    torch._foreach_mul_(v, b2)
+    torch._foreach_addcmul_(v, grads, grads, 1 - b2)
+    c1, c2 = 1 - b1 ** t, 1 - b2 ** t
+    denom = torch._foreach_sqrt(v)
+    torch._foreach_div_(denom, math.sqrt(c2))
+    torch._foreach_add_(denom, eps)
+    torch._foreach_addcdiv_(params, m, denom, -lr / c1)
+
+
 class AdamW:
     """torch.optim.AdamW's update (decoupled weight decay, bias correction), tested against it.
 
@@ -60,21 +80,10 @@ class AdamW:
 
     @torch.no_grad()
     def step(self, scale: float = 1.0) -> None:
-        lr = self.lr * scale
         grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in self.params]
         self.t += 1
-        if self.wd:
-            decayed = [p for p, d in zip(self.params, self.decay, strict=True) if d]
-            if decayed:
-                torch._foreach_mul_(decayed, 1.0 - lr * self.wd)
-        torch._foreach_lerp_(self.m, grads, 1 - self.b1)
-        torch._foreach_mul_(self.v, self.b2)
-        torch._foreach_addcmul_(self.v, grads, grads, 1 - self.b2)
-        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        denom = torch._foreach_sqrt(self.v)
-        torch._foreach_div_(denom, math.sqrt(c2))
-        torch._foreach_add_(denom, self.eps)
-        torch._foreach_addcdiv_(self.params, self.m, denom, -lr / c1)
+        adamw_update(self.params, grads, self.m, self.v, self.t, self.lr * scale,
+                     (self.b1, self.b2), self.eps, self.wd, self.decay)
 
     def zero_grad(self) -> None:
         for p in self.params:

@@ -26,7 +26,7 @@ import torch
 from torch.func import functional_call, vmap
 
 from icml26.lm.model import GPT, CausalSelfAttention, GPTConfig
-from icml26.lm.optim import NS_COEFFS, is_hidden_matrix
+from icml26.lm.optim import NS_COEFFS, adamw_update, is_hidden_matrix
 
 
 class MathCausalAttention(CausalSelfAttention):
@@ -177,23 +177,12 @@ class StackedAdamW:
 
     @torch.no_grad()
     def step(self, params: list, grads: list, scale: float = 1.0) -> None:
-        lr = self.lr * scale
         if self.m is None:
             self.m = [torch.zeros_like(p) for p in params]
             self.v = [torch.zeros_like(p) for p in params]
         self.t += 1
-        if self.wd:
-            decayed = [p for p, d in zip(params, self.decay, strict=True) if d]
-            if decayed:
-                torch._foreach_mul_(decayed, 1.0 - lr * self.wd)
-        torch._foreach_lerp_(self.m, grads, 1 - self.b1)
-        torch._foreach_mul_(self.v, self.b2)
-        torch._foreach_addcmul_(self.v, grads, grads, 1 - self.b2)
-        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        denom = torch._foreach_sqrt(self.v)
-        torch._foreach_div_(denom, math.sqrt(c2))
-        torch._foreach_add_(denom, self.eps)
-        torch._foreach_addcdiv_(params, self.m, denom, -lr / c1)
+        adamw_update(params, grads, self.m, self.v, self.t, self.lr * scale,
+                     (self.b1, self.b2), self.eps, self.wd, self.decay)
 
     def gather(self, index: list[int]) -> StackedAdamW:
         """A new optimizer whose replica j has the state of replica index[j] (copied)."""
