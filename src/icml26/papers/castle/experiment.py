@@ -227,12 +227,10 @@ def _train_vkr(cfg, data, run):
 def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     state, curves = {}, []
     for run in runs:
-        t0 = time.time()
         if _task(cfg, run.setting) == "lm":
             final, series = _train_lm(cfg, data, run)
         else:
             final, series = _train_vkr(cfg, data, run)
-        final["wall_s"] = time.time() - t0
         for k, v in final.items():
             state[f"{run.key}/{k}"] = np.array(float(v))
         for metric, pts in series.items():
@@ -246,8 +244,7 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
     for run in runs:
         s = {k.split("/", 1)[1]: float(v) for k, v in state.items()
              if k.startswith(run.key + "/")}
-        row = {"n_params": s["n_params"], "cpu_s_per_step": s["cpu_s_per_step"],
-               "wall_s": s["wall_s"]}
+        row = {"n_params": s["n_params"], "cpu_s_per_step": s["cpu_s_per_step"]}
         for k in EXACTNESS:  # (a)-(c) on the trained CASTLE model; NaN for the baselines
             row[k] = s.get(k, math.nan)
         if _task(cfg, run.setting) == "lm":
