@@ -1,0 +1,121 @@
+"""Figures of the spec (calibration curves and weights in S3) plus a headline summary, and the
+simulation table (rows = methods, columns = settings)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+
+from . import PROPOSED
+
+
+def _label(cfg, m):
+    return cfg.get("labels", {}).get(m, m)
+
+
+def metrics_by_setting(cfg, metrics):
+    plt = pyplot()
+    methods = list(cfg["methods"])
+    colors = method_colors(methods, PROPOSED)
+    settings = list(cfg["settings"])
+    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.4))
+    width = 0.8 / len(methods)
+    for ax, col, title in ((axes[0], "cindex_1", "cause-1 C-index"),
+                           (axes[1], "calib_1", "cause-1 calibration error")):
+        for i, m in enumerate(methods):
+            xs, ys, es = [], [], []
+            for j, s in enumerate(settings):
+                v = metrics[(metrics["method"] == m) & (metrics["setting"] == s)][col]
+                if len(v):
+                    xs.append(j + (i - (len(methods) - 1) / 2) * width)
+                    ys.append(v.mean())
+                    es.append(v.std(ddof=0))
+            ax.bar(xs, ys, width, yerr=es, color=colors[m], label=_label(cfg, m), capsize=2)
+        ax.set_xticks(range(len(settings)), settings)
+        ax.set_title(title)
+    axes[0].set_ylim(0.4, None)
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def calibration_s3(cfg, metrics):
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(4.2, 3.8))
+    methods = [m for m in ("local-only", "naive-kd", "diskd") if m in cfg["methods"]]
+    colors = method_colors(list(cfg["methods"]), PROPOSED)
+    setting = "S3" if (metrics["setting"] == "S3").any() else list(cfg["settings"])[0]
+    hi = 0.0
+    for m in methods:
+        part = metrics[(metrics["method"] == m) & (metrics["setting"] == setting)]
+        if not len(part):
+            continue
+        pred = np.array([part[f"dec_pred_{d}"].mean() for d in range(10)])
+        true = np.array([part[f"dec_true_{d}"].mean() for d in range(10)])
+        ax.plot(pred, true, "-o", ms=3, color=colors[m], label=_label(cfg, m))
+        hi = max(hi, pred.max(), true.max())
+    ax.plot([0, hi], [0, hi], "--", color=REFERENCE_COLOR, lw=1)
+    ax.set_xlabel("predicted CIF_1(10) (decile mean)")
+    ax.set_ylabel("true CIF_1(10) (decile mean)")
+    ax.set_title(f"Calibration, {setting}")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def weights_s3(cfg, metrics):
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    setting = "S3" if (metrics["setting"] == "S3").any() else list(cfg["settings"])[0]
+    part = metrics[(metrics["method"] == "diskd") & (metrics["setting"] == setting)]
+    part = part.sort_values("seed")
+    seeds = part["seed"].to_numpy()
+    x = np.arange(len(seeds))
+    for off, col, lab, color in ((-0.25, "w_compatible", "compatible", "#c0392b"),
+                                 (0.0, "w_incompatible", "misspecified", "#34495e"),
+                                 (0.25, "w_null", "null (local-only)", "#7f8c8d")):
+        if col in part:
+            ax.bar(x + off, part[col].fillna(0).to_numpy(), 0.25, color=color, label=lab)
+    ax.axhline(0.8, ls="--", color=REFERENCE_COLOR, lw=1)
+    ax.set_xticks(x, [str(s) for s in seeds])
+    ax.set_xlabel("seed")
+    ax.set_ylabel("DiSKD teacher weight")
+    ax.set_title(f"Adaptive weights, {setting}")
+    ax.set_ylim(0, 1.3)
+    ax.legend(fontsize=7, loc="upper center", ncol=3)
+    fig.tight_layout()
+    return fig
+
+
+def make(cfg, metrics, curves) -> dict:
+    return {"metrics_by_setting": metrics_by_setting(cfg, metrics),
+            "calibration_s3": calibration_s3(cfg, metrics),
+            "weights_s3": weights_s3(cfg, metrics)}
+
+
+def tables(cfg, metrics, curves) -> dict:
+    import pandas as pd
+
+    rows = []
+    for m in cfg["methods"]:
+        row = {"method": _label(cfg, m)}
+        for s in cfg["settings"]:
+            part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
+            if not len(part):
+                row[s] = "-"
+                continue
+            row[s] = " / ".join(f"{part[c].mean():.3f}±{part[c].std(ddof=0):.3f}"
+                                for c in ("cindex_1", "ibs_1", "calib_1"))
+        rows.append(row)
+    rows2 = []
+    for m in cfg["methods"]:
+        for s in cfg["settings"]:
+            part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
+            if len(part):
+                rows2.append({"method": _label(cfg, m), "setting": s,
+                              **{c: float(part[c].mean()) for c in
+                                 ("cindex_2", "auc_1", "auc_2", "ibs_2", "calib_2")}})
+    return {"Simulation table: cause-1 C-index / integrated Brier / calibration error "
+            "(mean ± std over seeds)": pd.DataFrame(rows),
+            "Cause 2 and AUC at t = 10 (means over seeds)": pd.DataFrame(rows2)}

@@ -1,0 +1,224 @@
+"""Behaviour tests of the diskd paper: survival pieces, NLL and KL against direct
+computations, the C-index against a brute-force count, adaptive weights, claim checkers on
+data built to fail, and the pipeline end to end (smoke)."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from icml26 import pipeline
+from icml26.claims import NOT_REPRODUCED
+from icml26.papers.diskd import claims, experiment, metrics, net, sim, survival
+
+
+def _rand_logits(rng, shape):
+    return rng.normal(size=shape)
+
+
+def test_survival_and_cif_by_hand():
+    h = np.array([[[0.7, 0.2, 0.1], [0.5, 0.25, 0.25]]])   # one subject, T = 2
+    s = survival.survival(h)
+    assert np.allclose(s, [[1.0, 0.7, 0.35]])
+    c = survival.cif(h)
+    assert np.allclose(c[0, :, 0], [0.2, 0.2 + 0.7 * 0.25])
+    assert np.allclose(c[0, :, 1], [0.1, 0.1 + 0.7 * 0.25])
+    # everything is accounted for: S(T) + sum_k CIF_k(T) = 1
+    assert np.isclose(s[0, -1] + c[0, -1].sum(), 1.0)
+
+
+def test_nll_matches_likelihood_by_hand_and_gradient():
+    rng = np.random.default_rng(0)
+    z = _rand_logits(rng, (3, 4, 3))
+    time, status = np.array([2, 4, 1]), np.array([1, 0, 2])
+    loss, grad = survival.nll(z, time, status)
+    h = survival.softmax(z)
+    by_hand = -(np.log(h[0, 0, 0]) + np.log(h[0, 1, 1])
+                + np.log(h[1, :4, 0]).sum() + np.log(h[2, 0, 2])) / 3
+    assert np.isclose(loss, by_hand)
+    eps = 1e-6
+    for idx in itertools.product(range(3), range(4), range(3)):
+        zp, zm = z.copy(), z.copy()
+        zp[idx] += eps
+        zm[idx] -= eps
+        num = (survival.nll(zp, time, status)[0] - survival.nll(zm, time, status)[0]) / (2 * eps)
+        assert np.isclose(grad[idx], num, atol=1e-7)
+
+
+def _joint(h):
+    """Direct joint law of (event interval, cause) plus 'no event by T' from hazards (T, C)."""
+    T = h.shape[0]
+    out, at_risk = [], 1.0
+    for t in range(T):
+        out.extend(at_risk * h[t, 1:])
+        at_risk *= h[t, 0]
+    return np.array(out + [at_risk])
+
+
+@pytest.mark.parametrize("cause_map", [None, (0, 1, 1)])
+def test_kl_joint_equals_kl_of_joint_distributions(cause_map):
+    rng = np.random.default_rng(1)
+    T = 4
+    zs = _rand_logits(rng, (1, T, 3))
+    C_T = 3 if cause_map is None else 2
+    hT = survival.softmax(_rand_logits(rng, (1, T, C_T)))
+    kl, grad = survival.kl_joint(hT, zs, cause_map)
+    hS = survival.softmax(zs)
+    hS_agg = hS if cause_map is None else survival.aggregate(hS, cause_map)
+    p, q = _joint(hT[0]), _joint(hS_agg[0])
+    assert np.isclose(kl, np.sum(p * np.log(p / q)))
+    eps = 1e-6
+    for idx in itertools.product(range(1), range(T), range(3)):
+        zp, zm = zs.copy(), zs.copy()
+        zp[idx] += eps
+        zm[idx] -= eps
+        num = (survival.kl_joint(hT, zp, cause_map)[0]
+               - survival.kl_joint(hT, zm, cause_map)[0]) / (2 * eps)
+        assert np.isclose(grad[idx], num, atol=1e-7)
+
+
+def test_kl_is_zero_when_student_equals_teacher():
+    rng = np.random.default_rng(2)
+    z = _rand_logits(rng, (5, 3, 3))
+    kl, grad = survival.kl_joint(survival.softmax(z), z)
+    assert abs(kl) < 1e-12 and np.abs(grad).max() < 1e-12
+
+
+def _brute_cindex(score, time, status, cause):
+    num = den = 0.0
+    for i in range(len(time)):
+        if status[i] != cause:
+            continue
+        for j in range(len(time)):
+            if time[j] > time[i] or (status[j] > 0 and status[j] != cause):
+                den += 1
+                si, sj = score[i, time[i] - 1], score[j, time[i] - 1]
+                num += 1.0 if si > sj else 0.5 if si == sj else 0.0
+    return num / den
+
+
+def test_cindex_hand_case_with_ties():
+    # T = 2; scores CIF_1(t|x_i) per subject and t
+    score = np.array([[0.3, 0.5], [0.1, 0.2], [0.3, 0.4], [0.2, 0.6], [0.0, 0.5]])
+    time = np.array([1, 2, 3, 2, 1])        # 3 = no event by T
+    status = np.array([1, 1, 0, 2, 2])
+    # by hand: i = 0 (t=1, score at t=1: 0.3): comparable j: 1 (T=2>1), 2 (3>1), 3 (2>1),
+    #   4 (other cause) -> 0.3>0.1, tie 0.3, 0.3>0.2, 0.3>0.0 -> 3.5 of 4
+    # i = 1 (t=2, score 0.2): comparable j: 2 (T=3>2), 3 (other cause), 4 (other cause)
+    #   -> 0.2<0.4, 0.2<0.6, 0.2<0.5 -> 0 of 3
+    assert metrics.cindex_cr(score, time, status, 1) == pytest.approx(3.5 / 7)
+    assert _brute_cindex(score, time, status, 1) == pytest.approx(3.5 / 7)
+
+
+def test_cindex_matches_brute_force_random():
+    rng = np.random.default_rng(3)
+    n, T = 60, 4
+    score = np.round(rng.random((n, T)), 1)          # many ties
+    time = rng.integers(1, T + 2, n)
+    status = np.where(time <= T, rng.integers(1, 3, n), 0)
+    for k in (1, 2):
+        assert metrics.cindex_cr(score, time, status, k) == pytest.approx(
+            _brute_cindex(score, time, status, k))
+
+
+def test_auc_brier_calibration_small_cases():
+    assert metrics.auc(np.array([0.9, 0.5, 0.5, 0.1]),
+                       np.array([True, True, False, False])) == pytest.approx(0.875)
+    c = np.array([[0.5, 1.0]])
+    assert metrics.integrated_brier(c, np.array([2]), np.array([1]), 1) == pytest.approx(0.125)
+    assert metrics.calibration_error(c, np.array([[0.25, 1.0]])) == pytest.approx(0.125)
+
+
+def test_intercepts_give_rare_event_cifs():
+    a = np.array(sim.INTERCEPTS[10])
+    x = np.random.default_rng(20260).standard_normal((20000, 8))
+    c = survival.cif(sim.true_hazards(x, a, 10))[:, -1].mean(axis=0)
+    assert c == pytest.approx([0.08, 0.05], abs=0.004)
+
+
+def test_simulated_event_frequencies_match_true_cif():
+    a = np.array(sim.INTERCEPTS[10])
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((40000, 8))
+    time, status = sim.simulate(x, a, 10, rng, censor=False)
+    true = survival.cif(sim.true_hazards(x, a, 10))[:, -1].mean(axis=0)
+    emp = [np.mean(status == 1), np.mean(status == 2)]
+    assert emp == pytest.approx(true, abs=0.005)
+    assert np.all(time[status == 0] == 11)
+
+
+def test_training_decreases_validation_nll_and_models_are_independent():
+    rng = np.random.default_rng(5)
+    a = np.array([-1.5, -2.0])
+    x = rng.standard_normal((2, 1500, 8)).astype(np.float32)
+    t, s = sim.simulate(x.reshape(-1, 8).astype(float), a, 4, rng)
+    t, s = t.reshape(2, -1), s.reshape(2, -1)
+    p = [w.astype(np.float32) for w in net.init(8, 16, 4, 3, rng, 2)]
+    args = (x[:, :1200], t[:, :1200], s[:, :1200], x[:, 1200:], t[:, 1200:], s[:, 1200:], 4)
+    best, hist = net.train([w.copy() for w in p], *args, epochs=60)
+    assert hist["val_nll"][-1].max() < hist["val_nll"][0].min()
+    # a model trained alone gives the same weights as inside the stack
+    alone, _ = net.train([w[1:].copy() for w in p], *(a_[1:] for a_ in args[:-1]), 4,
+                         epochs=60)
+    assert all(np.allclose(b[1], w[0], atol=1e-6) for b, w in zip(best, alone, strict=True))
+
+
+def test_adaptive_weights_exponentially_small_for_misspecified_teacher():
+    rng = np.random.default_rng(6)
+    a, T = np.array([-2.0, -2.5]), 5
+    x = rng.standard_normal((400, 8))
+    time, status = sim.simulate(x, a, T, rng)
+    good = sim.true_logits(x, a, T)                          # the true model
+    bad = sim.true_logits(x, a, T, population="incompatible")
+    null = good * 0.3                                        # a flattened, weaker model
+    w, ll = experiment.adaptive_weights(null, [good, bad], time, status,
+                                        [(0, 1, 2), (0, 1, 2)])
+    assert w[1] > 0.99
+    assert np.log(w[2]) == pytest.approx(ll[2] - np.logaddexp.reduce(ll))
+    assert w[2] < 1e-6
+    # coarse teacher: everyone compared on the any-event outcome
+    coarse = survival.aggregate(survival.softmax(good), (0, 1, 1))
+    w2, _ = experiment.adaptive_weights(null, [np.log(coarse)], time, status, [(0, 1, 1)])
+    assert w2[1] > 0.99
+
+
+def _metrics_fail():
+    rows = []
+    for seed in range(5):
+        for s in ("S1", "S2", "S3", "S4"):
+            for m in ("local-only", "teacher-only", "naive-kd", "diskd"):
+                rows.append({"method": m, "setting": s, "seed": seed,
+                             "cindex_1": {"local-only": 0.70, "teacher-only": 0.75,
+                                          "naive-kd": 0.72, "diskd": 0.65}[m] + 0.001 * seed,
+                             "calib_1": 0.03 if m == "diskd" else 0.02,
+                             "w_compatible": 0.2 if m == "diskd" else np.nan})
+    return pd.DataFrame(rows)
+
+
+def test_claims_fail_on_data_built_to_fail():
+    cfg = pipeline.resolve("diskd", "default")
+    out = claims.check(cfg, _metrics_fail(), pd.DataFrame())
+    assert [c.verdict for c in out] == [NOT_REPRODUCED] * 5
+
+
+def test_unweighted_kl_is_the_plain_sum_of_interval_kls():
+    rng = np.random.default_rng(7)
+    zs = _rand_logits(rng, (2, 3, 3))
+    hT = survival.softmax(_rand_logits(rng, (2, 3, 3)))
+    hS = survival.softmax(zs)
+    kl, _ = survival.kl_joint(hT, zs, survival_weighted=False)
+    assert np.isclose(kl, np.sum(hT * np.log(hT / hS)) / 2)
+
+
+def test_smoke_end_to_end(tmp_path):
+    cfg = pipeline.resolve("diskd", "smoke")
+    cfg["methods"].append("kd-unweighted")   # the full profile's ablation, exercised here
+    paths = pipeline.run_inprocess(cfg, tmp_path)
+    m = pd.read_csv(paths["metrics"])
+    assert set(m["method"]) == {"local-only", "teacher-only", "naive-kd", "diskd",
+                                "kd-unweighted"}
+    w = m.set_index("method").loc[["diskd", "kd-unweighted"], "w_compatible"]
+    assert w.iloc[0] == w.iloc[1]   # same adaptive weights, different KL weighting
+    assert m["cindex_1"].between(0, 1).all()
+    assert (paths["figures"] / "calibration_s3.png").exists()
