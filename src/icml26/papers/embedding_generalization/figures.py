@@ -1,0 +1,135 @@
+"""Figures 1-3 of the spec (ID vs gap scatter, predictor bar chart, W1 curves) and tables."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml26.plotting import BASELINE_COLORS, PROPOSED_COLOR, REFERENCE_COLOR, pyplot
+
+from .claims import PREDICTORS, rho, zoo
+
+DEPTH_MARKERS = {1: "o", 2: "s", 3: "^", 4: "D", 5: "v", 6: "P"}
+
+
+def bootstrap_abs_rho(x, y, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """|Spearman rho| on n_boot resamples of the models (rows), vectorised: ranks per resample
+    (average ranks for ties, as spearmanr) then the Pearson correlation of the ranks."""
+    from scipy.stats import rankdata
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    idx = rng.integers(len(x), size=(n_boot, len(x)))
+    rx, ry = rankdata(x[idx], axis=1), rankdata(y[idx], axis=1)
+    rx -= rx.mean(axis=1, keepdims=True)
+    ry -= ry.mean(axis=1, keepdims=True)
+    den = np.sqrt((rx ** 2).sum(axis=1) * (ry ** 2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (rx * ry).sum(axis=1) / den
+    return np.abs(r[np.isfinite(r)])
+
+
+def id_vs_gap(cfg, m):
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    noises = sorted(m["noise"].unique())
+    cmap = plt.get_cmap("coolwarm")
+    for i, q in enumerate(noises):
+        col = cmap(0.15 + 0.7 * i / max(1, len(noises) - 1))
+        for d in sorted(m["depth"].unique()):
+            part = m[(m["noise"] == q) & (m["depth"] == d)]
+            ax.scatter(part["id_final"], part["gap"], color=col, s=22, alpha=0.85,
+                       marker=DEPTH_MARKERS.get(int(d), "x"), label=f"noise {q:g}, depth {d:g}")
+    ax.set_xlabel("final-layer TwoNN ID (test embeddings)")
+    ax.set_ylabel("generalization gap g (test err - train err)")
+    ax.set_title(f"Spearman rho = {rho(m, 'id_final', 'gap'):.2f} over {len(m)} models")
+    ax.legend(fontsize=7, ncol=2)
+    return fig
+
+
+def predictors(cfg, m):
+    plt = pyplot()
+    rng = np.random.default_rng(0)
+    n_boot = int(cfg["params"].get("bootstrap", 1000))
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    names = list(PREDICTORS)
+    for i, col in enumerate(names):
+        signed = rho(m, col, "gap")
+        r = abs(signed)
+        boot = bootstrap_abs_rho(m[col], m["gap"], n_boot, rng)
+        lo, hi = (np.percentile(boot, [2.5, 97.5]) if boot.size else (np.nan, np.nan))
+        color = PROPOSED_COLOR if i == 0 else BASELINE_COLORS[(i - 1) % len(BASELINE_COLORS)]
+        ax.bar(i, r, color=color, yerr=[[max(r - lo, 0)], [max(hi - r, 0)]], capsize=3)
+        ax.text(i, 0.02, f"rho={signed:+.2f}", ha="center", fontsize=7, color="white")
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels([PREDICTORS[c] for c in names], rotation=20, ha="right")
+    ax.set_ylabel("|Spearman rho| with g (signed rho at the bar's foot)")
+    ax.set_ylim(0, 1)
+    return fig
+
+
+def w1_cols(m):
+    cols = [c for c in m.columns if c.startswith("w1_m") and m[c].notna().any()]
+    return sorted(cols, key=lambda c: int(c[4:]))
+
+
+def w1_curves(cfg, m):
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    cols = w1_cols(m)
+    ms = np.array([int(c[4:]) for c in cols], dtype=float)
+    ranked = m[np.isfinite(m["id_final"])].sort_values("id_final")
+    if len(ranked):
+        picks = {"low": ranked.iloc[0], "median": ranked.iloc[len(ranked) // 2],
+                 "high": ranked.iloc[-1]}
+        colors = {"low": BASELINE_COLORS[2], "median": BASELINE_COLORS[0], "high": PROPOSED_COLOR}
+        for name, row in picks.items():
+            w = row[cols].to_numpy(float)
+            d = float(row["id_final"])
+            ax.plot(ms, w, "o-", color=colors[name], ms=3,
+                    label=f"{name} ID {d:.1f} ({row['setting']}, seed {row['seed']}): "
+                          f"b = {row['w1_slope']:.2f}")
+            ax.plot(ms, w[0] * (ms / ms[0]) ** (-1.0 / d), "--", color=colors[name], lw=1)
+    ax.plot([], [], "--", color=REFERENCE_COLOR, label="reference slope -1/d_hat")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(ms)
+    ax.set_xticklabels([f"{int(v)}" for v in ms])
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xlabel("subset size m")
+    ax.set_ylabel("W1 between disjoint m-subsets")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def make(cfg, metrics, curves) -> dict:
+    m = zoo(cfg, metrics)
+    return {"id_vs_gap": id_vs_gap(cfg, m), "predictors": predictors(cfg, m),
+            "w1_curves": w1_curves(cfg, m)}
+
+
+def tables(cfg, metrics, curves) -> dict:
+    import pandas as pd
+
+    cols = ["test_err", "gap", "gap_loss", "pop_gap", "id_final", "pca_final", "lip", "bound"]
+    per_cfg = (metrics.groupby("setting", sort=False)[cols].mean().round(3).reset_index())
+    rows = []
+    m = zoo(cfg, metrics)
+    from .claims import _kendall
+
+    for col, label in PREDICTORS.items():
+        rows.append({"predictor": label, "spearman_g": rho(m, col, "gap"),
+                     "kendall_g": _kendall(m, col, "gap"),
+                     "spearman_test_err": rho(m, col, "test_err")})
+    rows.append({"predictor": "final ID vs W1 slope b (not g)", "spearman_g": rho(m, "id_final",
+                                                                          "w1_slope"),
+                 "kendall_g": _kendall(m, "id_final", "w1_slope"), "spearman_test_err": np.nan})
+    corr = pd.DataFrame(rows).round(3)
+    out = {"Per configuration (mean over seeds)": per_cfg,
+           "Rank correlation of each predictor with g and test error (claim zoo)": corr}
+    teacher = metrics[metrics["teacher"] > 0.5]
+    if len(teacher):
+        out["Teacher task: rank correlations with g"] = pd.DataFrame(
+            [{"predictor": label, "spearman_g": rho(teacher, col, "gap")}
+             for col, label in PREDICTORS.items()]).round(3)
+    return out

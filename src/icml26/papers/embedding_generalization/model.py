@@ -1,0 +1,181 @@
+"""The model zoo: data splits, a ReLU MLP with hand-written gradients (optional dropout), a
+numpy Adam, and full-batch training of many models at once (a leading model axis).
+
+Data. Digits (scikit-learn's shipped 8x8 set, pixels / 16) or, at full scale, a synthetic
+teacher task. Per seed the points are shuffled once and split into a train pool (1000), a
+validation set (300, held-out empirical risk) and a test set (497, population proxy); a model
+uses the first n_tr points of the train pool, so the pool's tail (points n_tr_max..1000) is
+never trained on by any model and joins the held-out pool of the diagnostics.
+
+Label noise: each train-pool point carries one uniform draw u_i and one random label r_i per
+seed; at noise level q its training label is r_i where u_i < q (nested across q, identical for
+every configuration of the seed). Validation and test labels are always clean.
+
+Training: every model of a stack has the same layer sizes; training labels, masks (n_tr) and
+inputs may differ per model. Batched matmuls act slice by slice, so a model's numbers do not
+depend on which other models share its stack (tested).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from icml26.fed import load_digits_scaled, mlp_init, softmax_xent
+from icml26.seeding import derive_seed
+
+N_CLASSES = 10
+
+
+# --- data -------------------------------------------------------------------------------------
+def teacher_task(n: int, dim: int, hidden: int, rng: np.random.Generator):
+    """x ~ N(0, I_dim); labels = argmax of a random 2-layer ReLU teacher with 10 outputs.
+
+    The teacher's output biases are centred so that all 10 classes occur (median-centred
+    logits); unlimited population samples, here n of them."""
+    w1 = rng.normal(size=(dim, hidden)) / np.sqrt(dim)
+    w2 = rng.normal(size=(hidden, N_CLASSES)) / np.sqrt(hidden)
+    x = rng.normal(size=(n, dim))
+    z = np.maximum(x @ w1, 0.0) @ w2
+    z -= np.median(z, axis=0)
+    return x, z.argmax(axis=1).astype(np.int64)
+
+
+def make_split(paper: str, dataset: str, seed: int, sizes: dict, digits=None) -> dict:
+    """The per-seed split of one dataset: train pool, validation, test, noise draws.
+
+    Identical for every configuration (and method) of the seed: derived from
+    (paper, dataset, seed) only."""
+    rng = np.random.default_rng(derive_seed(paper, dataset, seed, "split"))
+    n_pool, n_val, n_test = int(sizes["n_pool"]), int(sizes["n_val"]), int(sizes["n_test"])
+    n = n_pool + n_val + n_test
+    if dataset == "digits":
+        x, y = digits
+        if n > len(y):
+            raise ValueError(f"digits has {len(y)} points, the split needs {n}")
+        perm = rng.permutation(len(y))[:n]
+        x, y = x[perm], y[perm]
+    elif dataset == "teacher":
+        x, y = teacher_task(n, int(sizes["teacher_dim"]), int(sizes["teacher_hidden"]), rng)
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}; allowed: digits, teacher")
+    noise_u = rng.uniform(size=n_pool)
+    noise_label = rng.integers(N_CLASSES, size=n_pool)
+    return {
+        "x_pool": x[:n_pool], "y_pool": y[:n_pool],
+        "x_val": x[n_pool:n_pool + n_val], "y_val": y[n_pool:n_pool + n_val],
+        "x_test": x[n_pool + n_val:], "y_test": y[n_pool + n_val:],
+        "noise_u": noise_u, "noise_label": noise_label,
+    }
+
+
+def train_labels(split: dict, n_tr: int, noise: float) -> np.ndarray:
+    """Training labels of the first n_tr pool points with a fraction ~noise replaced by uniform
+    random labels (the same replaced points and labels for every configuration of the seed)."""
+    y = split["y_pool"][:n_tr].copy()
+    flip = split["noise_u"][:n_tr] < noise
+    y[flip] = split["noise_label"][:n_tr][flip]
+    return y
+
+
+def load_digits() -> tuple[np.ndarray, np.ndarray]:
+    return load_digits_scaled()
+
+
+# --- model ------------------------------------------------------------------------------------
+def sizes_of(d_in: int, width: int, depth: int) -> list[int]:
+    return [d_in] + [width] * depth + [N_CLASSES]
+
+
+def init(d_in: int, width: int, depth: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """PyTorch-default Linear init (fed.mlp_init) of one model: [W1, b1, ..., W_head, b_head]."""
+    return mlp_init(sizes_of(d_in, width, depth), rng)
+
+
+def forward(params, x, drop_masks=None):
+    """Logits and the hidden embeddings h_1..h_L (after ReLU; h_L is the head's input).
+
+    ``drop_masks`` (one per hidden layer, already scaled by 1/(1-p)) applies inverted dropout
+    during training; the stored activations are the dropped ones, which the backward pass uses.
+    """
+    acts = [x]
+    h = x
+    n_layers = len(params) // 2
+    for i in range(n_layers):
+        h = h @ params[2 * i] + params[2 * i + 1][..., None, :]
+        if i < n_layers - 1:
+            h = np.maximum(h, 0.0)
+            if drop_masks is not None:
+                h = h * drop_masks[i]
+            acts.append(h)
+    return h, acts
+
+
+def backward(params, acts, dlogits, drop_masks=None):
+    """Gradients of a loss with logit gradient ``dlogits`` (chain rule through ReLU/dropout).
+
+    d h_i / d pre_i = 1[pre_i > 0] * mask_i; a kept active unit has acts > 0, so the factor is
+    1[acts_i > 0] * mask_i (mask_i = 1 without dropout)."""
+    grads = [None] * len(params)
+    delta = dlogits
+    for i in reversed(range(len(params) // 2)):
+        a = acts[i]
+        grads[2 * i] = np.swapaxes(a, -1, -2) @ delta
+        grads[2 * i + 1] = delta.sum(axis=-2)
+        if i > 0:
+            delta = (delta @ np.swapaxes(params[2 * i], -1, -2)) * (a > 0)
+            if drop_masks is not None:
+                delta = delta * drop_masks[i - 1]
+    return grads
+
+
+def embeddings(params, x) -> list[np.ndarray]:
+    """Hidden embeddings h_1..h_L of x (no dropout at evaluation)."""
+    return forward(params, x)[1][1:]
+
+
+# --- optimiser ---------------------------------------------------------------------------------
+def adam_step(params, grads, m, v, t: int, lr: float, b1=0.9, b2=0.999, eps=1e-8,
+              weight_decay=0.0):
+    """One Adam step in place (torch.optim.Adam's form; weight decay is coupled L2 added to the
+    gradient, as torch's Adam(weight_decay=...) does)."""
+    c1, c2 = 1.0 - b1 ** t, 1.0 - b2 ** t
+    for p, g, mi, vi in zip(params, grads, m, v, strict=True):
+        if weight_decay:
+            g = g + weight_decay * p
+        mi *= b1
+        mi += (1.0 - b1) * g
+        vi *= b2
+        vi += (1.0 - b2) * g * g
+        p -= lr * (mi / c1) / (np.sqrt(vi / c2) + eps)
+
+
+def train_stack(params, x, y, mask, epochs: int, lr: float, weight_decay=0.0, dropout=0.0,
+                drop_rngs=None, log_every: int = 0):
+    """Full-batch Adam on K stacked models (params with a leading model axis).
+
+    x (K, N, d), y (K, N), mask (K, N) marks each model's training rows (None: all). The
+    arithmetic runs in the dtype of params and x (float32 in the experiment: half the cost).
+    Per-model dropout streams ``drop_rngs`` (K generators) keep each model's masks
+    independent of the stack.
+    Returns the trained params and the logged train losses {step: (K,)}.
+    """
+    params = [p.copy() for p in params]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    n_hidden = len(params) // 2 - 1
+    n = y.shape[-1]
+    log = {}
+    for t in range(1, epochs + 1):
+        masks = None
+        if dropout > 0:
+            widths = [params[2 * i].shape[-1] for i in range(n_hidden)]
+            masks = [np.stack([(r.uniform(size=(n, w)) >= dropout) / (1.0 - dropout)
+                               for r in drop_rngs]) for w in widths]
+        logits, acts = forward(params, x, masks)
+        loss, dlogits = softmax_xent(logits, y, mask)
+        dlogits = dlogits.astype(logits.dtype, copy=False)  # keep float32 stacks in float32
+        grads = backward(params, acts, dlogits, masks)
+        adam_step(params, grads, m, v, t, lr, weight_decay=weight_decay)
+        if log_every and (t == 1 or t % log_every == 0 or t == epochs):
+            log[t] = loss.copy()
+    return params, log
