@@ -122,6 +122,21 @@ def test_cindex_matches_brute_force_random():
             _brute_cindex(score, time, status, k))
 
 
+def test_cindex_equals_lifelines_harrell_with_one_cause():
+    """With one cause and a risk score that does not change over t, Wolbers' C is Harrell's C,
+    which lifelines implements (higher predicted score there means longer survival)."""
+    from lifelines.utils import concordance_index   # test-only dependency (requirements.lock)
+
+    rng = np.random.default_rng(4)
+    n, T = 80, 5
+    risk = np.round(rng.random(n), 1)                # many ties
+    time = rng.integers(1, T + 2, n)
+    status = (time <= T).astype(int)                # T + 1: no event by T (censored)
+    score = np.repeat(risk[:, None], T, axis=1)
+    ref = concordance_index(time, -risk, status)
+    assert metrics.cindex_cr(score, time, status, 1) == pytest.approx(ref, abs=1e-12)
+
+
 def test_auc_brier_calibration_small_cases():
     assert metrics.auc(np.array([0.9, 0.5, 0.5, 0.1]),
                        np.array([True, True, False, False])) == pytest.approx(0.875)

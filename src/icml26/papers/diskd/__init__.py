@@ -50,8 +50,9 @@ FIDELITY = """\
   teacher's C-index (see the claim's note); the mechanism (KL term, weights) is tested
   separately and the verdict is kept as measured.
 - **C-index**: Wolbers' competing-risks concordance truncated at T over *all* comparable pairs
-  of the uncensored test set (exact), not 200000 sampled pairs; lifelines was NOT used (it is
-  not installable here); the C-index is tested against a brute-force pairwise count.
+  of the uncensored test set (exact), not 200000 sampled pairs. It is tested against a
+  brute-force pairwise count, a hand case with ties, and lifelines' concordance_index (Harrell's
+  C, which it equals with one cause); lifelines is a test-only dependency.
 - **Missing (full profile)**: the cause-specific Cox baseline (lifelines), K = 3 with merged
   causes, the coarse-time (5-interval) teacher and the sweep of local n over {250, 500, 1000,
   2000} are not implemented; the full profile runs 20 seeds with longer teacher training and
