@@ -104,8 +104,12 @@ def broadcast(params: list[np.ndarray], n_models: int) -> list[np.ndarray]:
     return [np.repeat(p[None], n_models, axis=0) for p in params]
 
 
-def mlp_forward(params: list[np.ndarray], x: np.ndarray):
-    """Logits and the activations the backward pass needs. x: (..., batch, d_in)."""
+def mlp_forward(params: list[np.ndarray], x: np.ndarray, drop_masks=None):
+    """Logits and the activations the backward pass needs. x: (..., batch, d_in).
+
+    ``drop_masks`` (one per hidden layer, already scaled by 1/(1-p)) applies inverted dropout;
+    the stored activations are the dropped ones, which ``mlp_grads`` uses.
+    """
     acts = [x]
     h = x
     n_layers = len(params) // 2
@@ -114,12 +118,19 @@ def mlp_forward(params: list[np.ndarray], x: np.ndarray):
         h = h @ w + b[..., None, :]
         if i < n_layers - 1:
             h = np.maximum(h, 0.0)
+            if drop_masks is not None:
+                h = h * drop_masks[i]
             acts.append(h)
     return h, acts
 
 
-def mlp_grads(params: list[np.ndarray], acts: list[np.ndarray], dlogits: np.ndarray):
-    """Gradients of a loss whose gradient w.r.t. the logits is ``dlogits`` (same layout)."""
+def mlp_grads(params: list[np.ndarray], acts: list[np.ndarray], dlogits: np.ndarray,
+              drop_masks=None):
+    """Gradients of a loss whose gradient w.r.t. the logits is ``dlogits`` (same layout).
+
+    Through ReLU and dropout: d h_i / d pre_i = 1[pre_i > 0] * mask_i, and a kept active unit
+    has acts > 0, so the factor is 1[acts_i > 0] * mask_i (the same masks as the forward).
+    """
     grads: list[np.ndarray] = [None] * len(params)  # type: ignore[list-item]
     delta = dlogits
     for i in reversed(range(len(params) // 2)):
@@ -127,7 +138,9 @@ def mlp_grads(params: list[np.ndarray], acts: list[np.ndarray], dlogits: np.ndar
         grads[2 * i] = np.swapaxes(a, -1, -2) @ delta
         grads[2 * i + 1] = delta.sum(axis=-2)
         if i > 0:
-            delta = (delta @ np.swapaxes(params[2 * i], -1, -2)) * (acts[i] > 0)
+            delta = (delta @ np.swapaxes(params[2 * i], -1, -2)) * (a > 0)
+            if drop_masks is not None:
+                delta = delta * drop_masks[i - 1]
     return grads
 
 

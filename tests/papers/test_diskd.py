@@ -125,7 +125,7 @@ def test_cindex_matches_brute_force_random():
 def test_cindex_equals_lifelines_harrell_with_one_cause():
     """With one cause and a risk score that does not change over t, Wolbers' C is Harrell's C,
     which lifelines implements (higher predicted score there means longer survival)."""
-    from lifelines.utils import concordance_index   # test-only dependency (requirements.lock)
+    from lifelines.utils import concordance_index  # test-only dependency (requirements.lock)
 
     rng = np.random.default_rng(4)
     n, T = 80, 5

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.fed import load_digits_scaled, mlp_init, softmax_xent
+from icml26.fed import load_digits_scaled, mlp_forward, mlp_grads, mlp_init, softmax_xent
 from icml26.seeding import derive_seed
 
 N_CLASSES = 10
@@ -92,40 +92,16 @@ def init(d_in: int, width: int, depth: int, rng: np.random.Generator) -> list[np
 
 
 def forward(params, x, drop_masks=None):
-    """Logits and the hidden embeddings h_1..h_L (after ReLU; h_L is the head's input).
-
-    ``drop_masks`` (one per hidden layer, already scaled by 1/(1-p)) applies inverted dropout
-    during training; the stored activations are the dropped ones, which the backward pass uses.
-    """
-    acts = [x]
-    h = x
-    n_layers = len(params) // 2
-    for i in range(n_layers):
-        h = h @ params[2 * i] + params[2 * i + 1][..., None, :]
-        if i < n_layers - 1:
-            h = np.maximum(h, 0.0)
-            if drop_masks is not None:
-                h = h * drop_masks[i]
-            acts.append(h)
-    return h, acts
+    """Logits and the hidden embeddings h_1..h_L (after ReLU and dropout; h_L is the head's
+    input): icml26.fed's MLP, whose ``drop_masks`` (one per hidden layer, scaled by 1/(1-p))
+    apply inverted dropout during training."""
+    return mlp_forward(params, x, drop_masks)
 
 
 def backward(params, acts, dlogits, drop_masks=None):
-    """Gradients of a loss with logit gradient ``dlogits`` (chain rule through ReLU/dropout).
-
-    d h_i / d pre_i = 1[pre_i > 0] * mask_i; a kept active unit has acts > 0, so the factor is
-    1[acts_i > 0] * mask_i (mask_i = 1 without dropout)."""
-    grads = [None] * len(params)
-    delta = dlogits
-    for i in reversed(range(len(params) // 2)):
-        a = acts[i]
-        grads[2 * i] = np.swapaxes(a, -1, -2) @ delta
-        grads[2 * i + 1] = delta.sum(axis=-2)
-        if i > 0:
-            delta = (delta @ np.swapaxes(params[2 * i], -1, -2)) * (a > 0)
-            if drop_masks is not None:
-                delta = delta * drop_masks[i - 1]
-    return grads
+    """Gradients of a loss with logit gradient ``dlogits`` through ReLU and dropout
+    (icml26.fed.mlp_grads with the forward's masks)."""
+    return mlp_grads(params, acts, dlogits, drop_masks)
 
 
 def embeddings(params, x) -> list[np.ndarray]:
