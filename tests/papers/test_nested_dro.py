@@ -21,16 +21,34 @@ def _problem(n=12, d=3, seed=0):
     return X, y
 
 
-def _solver_weights(loss, eta, sign):
-    """min (sign=+1) or max (sign=-1) Σ w ℓ over the simplex ∩ χ² ball, by SLSQP."""
+def _exact_chi2_weights(loss, eta):
+    """argmin Σ w ℓ over the simplex ∩ {(n/2) Σ (w_i − 1/n)² ≤ η}, exactly, by enumerating the
+    KKT active sets (independent of the bisection on τ under test).
+
+    KKT: either the ball is inactive and the optimum is the simplex vertex at argmin ℓ, or
+    w_i = (c − ℓ_i)_+ · b, so the support is the k smallest losses for some k. On a support S
+    of size k with centred losses d_i, Σ w = 1 and the ball's boundary fix w_i = 1/k − b d_i
+    with b = sqrt((2η/n − 1/k + 1/n) / Σ d_i²) in closed form. Every such candidate with w ≥ 0
+    is feasible, and the optimum is one of them, so the feasible candidate of least objective
+    is the exact minimiser (no iterative solver, nothing to converge)."""
+    loss = np.asarray(loss, dtype=float)
     n = len(loss)
-    cons = [{"type": "eq", "fun": lambda w: w.sum() - 1.0},
-            {"type": "ineq", "fun": lambda w: eta - 0.5 * n * ((w - 1.0 / n) ** 2).sum()}]
-    res = minimize(lambda w: sign * w @ loss, np.full(n, 1.0 / n), method="SLSQP",
-                   bounds=[(0.0, 1.0)] * n, constraints=cons,
-                   options={"ftol": 1e-14, "maxiter": 500})
-    assert res.success
-    return res.x
+    order = np.argsort(loss, kind="stable")
+    best_val, best_w = np.inf, None
+    for k in range(1, n + 1):
+        d = loss[order[:k]] - loss[order[:k]].mean()
+        rad = 2.0 * eta / n - 1.0 / k + 1.0 / n   # b² Σd² = rad (uniform on S: D = n/2 (1/k − 1/n))
+        if rad < 0:
+            continue                                # uniform on S is already outside the ball
+        ss = d @ d
+        p = np.full(k, 1.0 / k) if ss == 0 else 1.0 / k - np.sqrt(rad / ss) * d
+        if p.min() < 0:
+            continue
+        w = np.zeros(n)
+        w[order[:k]] = p
+        if w @ loss < best_val:
+            best_val, best_w = w @ loss, w
+    return best_w
 
 
 # --------------------------------------------------------------------------------------------
@@ -45,14 +63,16 @@ def test_inner_ot_sup_closed_form_matches_numerical_maximisation():
         y = rng.normal()
         r = y - theta @ x
 
-        def neg(delta, x=x, y=y, theta=theta):
-            return -((y - theta @ (x + delta)) ** 2 - gamma * delta @ delta)
-
-        best = min((minimize(neg, rng.normal(size=2), method="BFGS", options={"gtol": 1e-10})
-                    for _ in range(3)), key=lambda res: res.fun)
+        # f(δ) = (r − θᵀδ)² − γ‖δ‖² is a quadratic with Hessian H = 2θθᵀ − 2γI ≺ 0 (checked),
+        # so its unique maximiser is the stationary point H δ = 2rθ: one exact linear solve
+        # (cond H = γ/(γ − ‖θ‖²) ≈ 2), not an iterative optimiser and not the closed form
+        hess = 2.0 * np.outer(theta, theta) - 2.0 * gamma * np.eye(2)
+        assert np.linalg.eigvalsh(hess).max() < 0
+        delta = np.linalg.solve(hess, 2.0 * r * theta)
+        best = (y - theta @ (x + delta)) ** 2 - gamma * delta @ delta
         closed = r * r * gamma / (gamma - theta @ theta)
-        assert -best.fun == pytest.approx(closed, rel=1e-6)
-        assert best.x == pytest.approx(-r * theta / (gamma - theta @ theta), abs=1e-4)
+        assert best == pytest.approx(closed, rel=1e-12)
+        assert delta == pytest.approx(-r * theta / (gamma - theta @ theta), rel=1e-12, abs=1e-14)
         loss, _, s = dro.robust_losses(x[None, None, :], np.array([[y]]), theta[None], gamma)
         assert loss[0, 0] == pytest.approx(closed)
     # γ = ∞: no OT step
@@ -66,12 +86,16 @@ def test_inner_ot_sup_closed_form_matches_numerical_maximisation():
 def test_optimistic_weights_match_convex_solver(eta):
     loss = np.random.default_rng(2).exponential(size=10) ** 2
     w = dro.optimistic_chi2_weights(loss[None], eta)[0]
-    ref = _solver_weights(loss, eta, +1)
+    ref = _exact_chi2_weights(loss, eta)
+    assert ref.sum() == pytest.approx(1.0, abs=1e-12)
+    assert dro.chi2_divergence(ref) == pytest.approx(eta, rel=1e-12)
     assert w.sum() == pytest.approx(1.0)
     assert w.min() >= 0.0
     assert dro.chi2_divergence(w) == pytest.approx(eta, rel=1e-6)
-    assert w @ loss == pytest.approx(ref @ loss, rel=1e-5, abs=1e-7)
-    assert w == pytest.approx(ref, abs=2e-3)
+    # the reference is exact and 60 bisection halvings leave a bracket ~2⁻⁶⁰ of its width, so
+    # both sides agree to float64 round-off (~1e-16 here); 1e-10 leaves a wide margin
+    assert w @ loss == pytest.approx(ref @ loss, rel=1e-10)
+    assert w == pytest.approx(ref, abs=1e-10)
     # largest-loss sample gets the least weight (zero unless the ball is tiny)
     assert w[np.argmax(loss)] == w.min()
 
@@ -98,9 +122,9 @@ def test_gross_outliers_get_zero_weight():
 def test_pessimistic_weights_match_convex_solver(eta):
     loss = np.random.default_rng(4).exponential(size=10)
     w = dro.pessimistic_chi2_weights(loss[None], eta)[0]
-    ref = _solver_weights(loss, eta, -1)
-    assert w @ loss == pytest.approx(ref @ loss, rel=1e-5)
-    assert w == pytest.approx(ref, abs=2e-3)
+    ref = _exact_chi2_weights(-loss, eta)  # max Σ w ℓ = −min Σ w (−ℓ)
+    assert w @ loss == pytest.approx(ref @ loss, rel=1e-10)
+    assert w == pytest.approx(ref, abs=1e-10)
     assert dro.chi2_divergence(w) == pytest.approx(eta, rel=1e-6)
     assert w[np.argmax(loss)] == w.max()
 
@@ -184,6 +208,7 @@ def test_irls_lad_matches_linprog():
     A = np.hstack([X, np.eye(n), -np.eye(n)])
     res = linprog(c, A_eq=A, b_eq=y, bounds=[(None, None)] * d + [(0, None)] * (2 * n),
                   method="highs")
+    assert res.status == 0  # HiGHS: optimal (a small LP, solved exactly by simplex/IPM+crossover)
     lad = dro.lad_irls(X, y, iters=30)
     assert np.abs(y - X @ lad).sum() == pytest.approx(res.fun, rel=1e-5)
     assert lad == pytest.approx(res.x[:d], abs=1e-3)
@@ -251,13 +276,23 @@ def test_logistic_inner_sup_matches_numerical_maximisation():
     for _ in range(4):
         x, theta, y = rng.normal(size=2), rng.normal(size=2), rng.choice([-1.0, 1.0])
 
-        def neg(delta, x=x, y=y, theta=theta):
-            return -(logistic.softplus(-y * theta @ (x + delta)) - gamma * delta @ delta)
-
-        best = min((minimize(neg, 0.3 * rng.normal(size=2), method="BFGS") for _ in range(3)),
-                   key=lambda res: res.fun)
-        loss, _, _ = logistic.robust_losses(x[None, None], np.array([[y]]), theta[None], gamma)
-        assert loss[0, 0] == pytest.approx(-best.fun, rel=1e-7)
+        # f(δ) = softplus(−yθᵀ(x + δ)) − γ‖δ‖² in 2-D (no reduction to the margin): its Hessian
+        # has eigenvalues in [−2γ, −2γ + ‖θ‖²/4] (σ' ≤ 1/4), so with L = 2γ, μ = 2γ − ‖θ‖²/4 > 0
+        # gradient ascent with step 1/L contracts ‖δ − δ*‖ by q = 1 − μ/L = ‖θ‖²/(8γ) per step,
+        # from ‖δ₀ − δ*‖ ≤ ‖θ‖/(2γ) (σ ≤ 1): a guaranteed, not a tolerance-tuned, reference
+        sq = theta @ theta
+        q, steps = sq / (8.0 * gamma), 400
+        assert q ** steps * np.sqrt(sq) / (2.0 * gamma) < 1e-14
+        delta = np.zeros(2)
+        for _ in range(steps):
+            sig = 1.0 / (1.0 + np.exp(y * theta @ (x + delta)))  # σ(−yθᵀ(x + δ))
+            grad = -sig * y * theta - 2.0 * gamma * delta
+            delta = delta + grad / (2.0 * gamma)
+        best = np.logaddexp(0.0, -y * theta @ (x + delta)) - gamma * delta @ delta
+        loss, a, _ = logistic.robust_losses(x[None, None], np.array([[y]]), theta[None], gamma)
+        # both sides are at round-off of the optimum (bisection: 50 halvings of [0, ‖θ‖²/(2γ)])
+        assert loss[0, 0] == pytest.approx(best, rel=1e-10)
+        assert -a[0, 0] / sq * y * theta == pytest.approx(delta, abs=1e-10)
     # γ = ∞: the plain logistic loss
     loss, a, m = logistic.robust_losses(x[None, None], np.array([[y]]), theta[None], np.inf)
     assert a[0, 0] == 0.0 and loss[0, 0] == pytest.approx(np.log1p(np.exp(-m[0, 0])))

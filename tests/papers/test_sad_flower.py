@@ -147,9 +147,31 @@ def _dense_qp(terms, v_s, v_a, mu, std):
     return out
 
 
-def test_hildreth_matches_reference_qp_solution():
-    from scipy.optimize import minimize
+def _least_distance_point(G, rhs):
+    """min ||z||^2 s.t. G z <= rhs, as Lawson & Hanson's least-distance programme (LDP, ch. 23):
+    u = NNLS(E, f) with E = [-G^T; -rhs^T], f = e_last (active set, finite termination), then
+    z = -r[:-1] / r[-1] for the residual r = E u - f. The result is certified here rather than
+    trusted: z = -G^T lam / 2 with lam = 2u / -r[-1] >= 0 is the dual point, so feasibility of
+    z and a zero duality gap lam . (rhs - G z) prove optimality, and since ||.||^2 is
+    2-strongly convex, ||z - z*||^2 <= gap + O(infeasibility)."""
+    from scipy.optimize import nnls
 
+    E = np.vstack([-G.T, -rhs[None]])
+    f = np.zeros(E.shape[0])
+    f[-1] = 1.0
+    u, _ = nnls(E, f)
+    r = E @ u - f
+    assert r[-1] < -1e-8  # r[-1] = 0 would mean an infeasible QP
+    z = -r[:-1] / r[-1]
+    lam = 2.0 * u / -r[-1]
+    scale = 1.0 + np.abs(rhs).max()
+    assert (G @ z - rhs).max() <= 1e-10 * scale                     # primal feasible
+    assert np.allclose(z, -G.T @ lam / 2.0, rtol=0, atol=1e-10 * scale)  # stationarity
+    assert abs(lam @ (rhs - G @ z)) <= 1e-10 * scale * (1.0 + lam.sum())  # complementarity
+    return z
+
+
+def test_hildreth_matches_reference_qp_solution():
     prob, std, states, actions = _setup()
     terms = constraint_terms(states, actions, prob, std)
     rng = np.random.default_rng(1)
@@ -157,15 +179,14 @@ def test_hildreth_matches_reference_qp_solution():
     mu = 3.0
     w_s, w_a, slack = solve_qp(terms, v_s, v_a, mu, Rows(sweeps=400))
     for b, (G, rhs) in enumerate(_dense_qp(terms, v_s, v_a, mu, std)):
-        # primal reference: min ||z||^2 s.t. G z <= rhs (SLSQP)
-        ref = minimize(lambda z: z @ z, np.zeros(G.shape[1]), jac=lambda z: 2 * z,
-                       constraints={"type": "ineq", "fun": lambda z, G=G, r=rhs: r - G @ z,
-                                    "jac": lambda z, G=G: -G},
-                       method="SLSQP", options={"ftol": 1e-12, "maxiter": 500})
+        # exact primal reference: min ||z||^2 s.t. G z <= rhs, by NNLS with a KKT certificate
+        # (no iterative optimiser whose success could depend on the BLAS or the CPU)
+        ref = _least_distance_point(G, rhs)
         ours = np.concatenate([w_s[b].ravel(), w_a[b].ravel(), [10 * slack[b]]])
         assert (G @ ours - rhs).max() < 1e-6
-        assert ours @ ours == pytest.approx(ref.fun, rel=1e-4, abs=1e-8)
-        np.testing.assert_allclose(ours, ref.x, atol=1e-4)
+        # the tolerances are Hildreth's (400 sweeps) accuracy, not the reference's
+        assert ours @ ours == pytest.approx(ref @ ref, rel=1e-4, abs=1e-8)
+        np.testing.assert_allclose(ours, ref, atol=1e-4)
 
 
 def test_action_barrier_follows_the_prescribed_time_product():
