@@ -56,8 +56,11 @@ def test_seeds_replace_and_offset_shifts(cfgdir):
 
 def _paper_dir(tmp_path, cfgdir, body):
     (tmp_path / "papers").mkdir()
-    (tmp_path / "schemas").symlink_to(cfgdir / "schemas")
-    slug = "qkmeans"
+    (tmp_path / "schemas" / "params").mkdir(parents=True)
+    for name in ("config.schema.yaml", "paper.schema.yaml"):
+        (tmp_path / "schemas" / name).write_bytes((cfgdir / "schemas" / name).read_bytes())
+    slug = "qkmeans"  # a catalog slug, with a made-up body and an accept-all params schema
+    (tmp_path / "schemas" / "params" / f"{slug}.schema.yaml").write_text("type: object\n")
     (tmp_path / "papers" / f"{slug}.yaml").write_text(yaml.safe_dump(body))
     return slug
 
