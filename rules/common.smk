@@ -7,8 +7,14 @@ REPO = Path(workflow.basedir)
 sys.path.insert(0, str(REPO / "src"))
 
 from icml26 import grid, registry  # noqa: E402
-from icml26.config import load_paper_file, resolve_paper, validate_workflow_config  # noqa: E402
+from icml26.config import (  # noqa: E402
+    config_hash,
+    load_paper_file,
+    resolve_paper,
+    validate_workflow_config,
+)
 from icml26.errors import Icml26Error  # noqa: E402
+from icml26.seeding import check_device_available  # noqa: E402
 
 CONFIG_DIR = REPO / "config"
 ENV = "../envs/icml26.yaml"
@@ -22,6 +28,10 @@ def load_config(raw):
         for paper_cfg in papers.values():
             registry.check_config_against_module(paper_cfg)
             grid.runs(paper_cfg)
+        # Jobs run here: device=cuda needs CUDA here. On a cluster the nodes are checked by
+        # the jobs themselves (the submitting host often has no GPU).
+        if workflow.local_exec and workflow.is_main_process:
+            check_device_available(cfg["device"])
     except Icml26Error as err:
         print(f"invalid config: {err}", file=sys.stderr)
         sys.exit(1)
@@ -38,9 +48,20 @@ wildcard_constraints:
     shard=r"[A-Za-z0-9.+~-]+",
 
 
-def paper_params(wildcards):
-    """The paper's resolved config: a change reruns only that paper's jobs."""
-    return PAPER_CFG[wildcards.paper]
+def paper_config_hash(wildcards):
+    """Hash of the paper's resolved config: a change reruns only that paper's jobs. The job
+    resolves the config itself (icml26.jobs.paper_config) and checks it has this hash."""
+    return config_hash(PAPER_CFG[wildcards.paper])
+
+
+def figure_captions(wildcards):
+    """Caption of each figure of the paper (config/papers/<slug>.yaml: figures), escaped for
+    reStructuredText, for `snakemake --report` (workflow/report/figure.rst)."""
+    special = "\\*`_|"
+    return {
+        name: "".join(f"\\{ch}" if ch in special else ch for ch in " ".join(text.split()))
+        for name, text in PAPER_CFG[wildcards.paper]["figures"].items()
+    }
 
 
 def train_shards(paper):
@@ -86,6 +107,15 @@ def train_runtime(wildcards):
 def train_gpus(wildcards):
     """GPUs a train job asks for (only papers that declare one at this scale)."""
     return RESOURCES[wildcards.paper].get("gpu", 0)
+
+
+def shard_states(wildcards):
+    return [f"results/{wildcards.paper}/train/{s}.npz" for s in train_shards(wildcards.paper)]
+
+
+def run_counts(wildcards):
+    """Runs in each paper's grid: the summary checks every metrics.csv holds them all."""
+    return {p: len(grid.runs(PAPER_CFG[p])) for p in PAPERS}
 
 
 def all_outputs():

@@ -7,7 +7,7 @@ rule evaluate:
     output:
         metrics="results/{paper}/eval/{shard}.csv",
     params:
-        cfg=paper_params,
+        cfg_hash=paper_config_hash,
     log:
         "logs/{paper}/evaluate_{shard}.log",
     benchmark:

@@ -3,7 +3,7 @@ rule prepare:
     output:
         data="results/{paper}/data.npz",
     params:
-        cfg=paper_params,
+        cfg_hash=paper_config_hash,
     log:
         "logs/{paper}/prepare.log",
     benchmark:

@@ -3,6 +3,7 @@ rule report:
     input:
         evals=shard_evals,
         curves=shard_curves,
+        states=shard_states,
     output:
         metrics="results/{paper}/metrics.csv",
         summary="results/{paper}/metrics_summary.csv",
@@ -13,10 +14,12 @@ rule report:
             directory("results/{paper}/figures"),
             patterns=["{name}.png"],
             category="{paper}",
+            caption="../workflow/report/figure.rst",
             labels={"paper": "{paper}", "figure": "{name}"},
         ),
     params:
-        cfg=paper_params,
+        cfg_hash=paper_config_hash,
+        captions=figure_captions,
     log:
         "logs/{paper}/report.log",
     benchmark:
@@ -42,6 +45,7 @@ rule summary:
         runs_csv="results/runs.csv",
     params:
         headlines=headline_figures,
+        run_counts=run_counts,
     log:
         "logs/summary.log",
     benchmark:

@@ -6,7 +6,7 @@ rule train:
         state="results/{paper}/train/{shard}.npz",
         curves="results/{paper}/train/{shard}.csv",
     params:
-        cfg=paper_params,
+        cfg_hash=paper_config_hash,
     log:
         "logs/{paper}/train_{shard}.log",
     benchmark:

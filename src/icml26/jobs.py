@@ -11,6 +11,21 @@ import sys
 import traceback
 
 
+def paper_config(smk) -> dict:
+    """The job's resolved paper config, from the workflow config as the DAG resolved it.
+
+    The rules pass only its hash as a param (a config change reruns the paper's jobs without
+    printing the whole config as the reason); the job checks it resolves the same config.
+    """
+    from pathlib import Path
+
+    from .config import resolve_for_job
+
+    config_dir = Path(smk.scriptdir).parents[1] / "config"
+    return resolve_for_job(dict(smk.config), smk.wildcards.paper, config_dir,
+                           smk.params.cfg_hash)
+
+
 def run(smk, stage) -> None:
     """Run ``stage(smk)`` with stdout/stderr in the rule's log; errors of ours as one line."""
     threads = str(getattr(smk, "threads", 1) or 1)

@@ -27,19 +27,71 @@ def prepare(cfg: dict, data_path) -> None:
     io.save_npz(data_path, data)
 
 
+# Number of curve rows of each run of a shard, kept in the shard's state npz so that the
+# stages after train can tell a complete curves CSV from one cut at a row boundary.
+CURVE_ROWS_KEY = "__icml26_curve_rows__"
+
+
+def _run_keys(frame) -> list[tuple]:
+    return list(zip(frame["method"].astype(str), frame["setting"].astype(str),
+                    frame["seed"].astype(int), strict=True))
+
+
+def _curve_counts(runs, frame) -> np.ndarray:
+    counts = dict.fromkeys([(r.method, r.setting, r.seed) for r in runs], 0)
+    for key in _run_keys(frame):
+        if key not in counts:
+            raise ArtifactError(f"curve rows of run {key} that is not in this shard")
+        counts[key] += 1
+    return np.array(list(counts.values()), dtype=np.int64)
+
+
+def _check_curves(path, runs, frame, expected: np.ndarray) -> None:
+    got = _curve_counts(runs, frame)
+    if got.shape != expected.shape or not np.array_equal(got, expected):
+        raise ArtifactError(
+            f"{path}: curves CSV has {int(got.sum())} rows, train wrote {int(expected.sum())} "
+            "(per run differs); truncated? delete it and rerun train")
+
+
+def _load_state(state_path, runs) -> tuple[dict, np.ndarray]:
+    state = io.load_npz(state_path)
+    counts = state.pop(CURVE_ROWS_KEY, None)
+    if counts is None or counts.shape != (len(runs),):
+        raise ArtifactError(f"{state_path}: state has no curve row counts for its "
+                            f"{len(runs)} runs; delete it and rerun train")
+    return state, counts
+
+
+def _log(msg: str) -> None:
+    print(msg, flush=True)
+
+
 def train(cfg: dict, shard: str, data_path, state_path, curves_path) -> None:
+    import time
+
     import pandas as pd
 
     runs = grid.runs_in_shard(cfg, shard)
     data = io.load_npz(data_path)
     exp = registry.stage(cfg["paper"], "experiment")
+    settings = sorted({r.setting for r in runs})
+    _log(f"{cfg['paper']} train shard {shard}: {len(runs)} runs "
+         f"({len({r.method for r in runs})} methods x {len(settings)} settings x seeds "
+         f"{sorted({r.seed for r in runs})}) at scale {cfg['scale']}")
+    start = time.process_time()
     state, curves = exp.train(cfg, data, runs)
     frame = pd.DataFrame(list(curves), columns=CURVE_COLUMNS)
     if frame[["method", "setting", "seed", "metric"]].isna().any().any():
         raise ValueError(f"{cfg['paper']}.train returned curve rows with missing run fields")
-    state = dict(state) or {"_empty": np.zeros(0)}
+    state = dict(state)
+    if CURVE_ROWS_KEY in state:
+        raise ValueError(f"{cfg['paper']}.train: state key {CURVE_ROWS_KEY} is reserved")
+    state[CURVE_ROWS_KEY] = _curve_counts(runs, frame)
     io.save_npz(state_path, state)
     io.write_csv(curves_path, frame)
+    _log(f"{cfg['paper']} train shard {shard}: done, {len(frame)} curve rows, "
+         f"{time.process_time() - start:.1f} CPU-s")
 
 
 def evaluate(cfg: dict, shard: str, data_path, state_path, curves_path, eval_path) -> None:
@@ -47,8 +99,9 @@ def evaluate(cfg: dict, shard: str, data_path, state_path, curves_path, eval_pat
 
     runs = grid.runs_in_shard(cfg, shard)
     data = io.load_npz(data_path)
-    state = io.load_npz(state_path)
-    curves = io.read_csv(curves_path, required=CURVE_COLUMNS)
+    state, counts = _load_state(state_path, runs)
+    curves = io.read_csv(curves_path, required=CURVE_COLUMNS, expected_rows=int(counts.sum()))
+    _check_curves(curves_path, runs, curves, counts)
     exp = registry.stage(cfg["paper"], "experiment")
     rows = list(exp.evaluate(cfg, data, runs, state, curves))
     if len(rows) != len(runs):
@@ -69,7 +122,45 @@ def collect(paths, required) -> "pd.DataFrame":  # noqa: F821
     return pd.concat(frames, ignore_index=True)
 
 
-def report(cfg: dict, eval_paths, curves_paths, out: dict) -> None:
+def _grid_order(frame, runs):
+    """Rows sorted by the grid order of their run (stable within a run), so that tables,
+    claims and figures do not depend on how the grid was sharded."""
+    rank = {(r.method, r.setting, r.seed): i for i, r in enumerate(runs)}
+    order = np.array([rank[k] for k in _run_keys(frame)], dtype=np.int64)
+    return frame.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+
+
+def collect_shards(cfg: dict, eval_paths, curves_paths, state_paths=None):
+    """Metrics (one row per run) and curves of every shard, each checked against the grid:
+    every run of a shard has its row, every curves file the rows train wrote."""
+    import pandas as pd
+
+    shards = grid.shards(cfg)
+    if len(eval_paths) != len(shards) or len(curves_paths) != len(shards):
+        raise ArtifactError(f"{cfg['paper']}: expected {len(shards)} shards' files, got "
+                            f"{len(eval_paths)} eval and {len(curves_paths)} curves files")
+    metrics, curves = [], []
+    for i, shard in enumerate(shards):
+        runs = grid.runs_in_shard(cfg, shard)
+        ev = io.read_csv(eval_paths[i], required=RUN_COLUMNS, expected_rows=len(runs))
+        if sorted(_run_keys(ev)) != sorted((r.method, r.setting, r.seed) for r in runs):
+            raise ArtifactError(f"{eval_paths[i]}: its runs are not those of shard {shard}; "
+                                "delete it and rerun evaluate")
+        cv = io.read_csv(curves_paths[i], required=CURVE_COLUMNS)
+        if state_paths is not None:
+            _, counts = _load_state(state_paths[i], runs)
+            _check_curves(curves_paths[i], runs, cv, counts)
+        metrics.append(ev)
+        curves.append(cv)
+    all_runs = grid.runs(cfg)
+    metrics = _grid_order(pd.concat(metrics, ignore_index=True), all_runs)
+    curves = [c for c in curves if len(c)]
+    curves = (_grid_order(pd.concat(curves, ignore_index=True), all_runs) if curves
+              else pd.DataFrame(columns=CURVE_COLUMNS))
+    return metrics, curves
+
+
+def report(cfg: dict, eval_paths, curves_paths, out: dict, state_paths=None) -> None:
     """Claims, figures, metrics tables and report pages of one paper.
 
     ``out`` maps metrics, summary, claims, report_md, report_html, figures (a folder).
@@ -78,14 +169,7 @@ def report(cfg: dict, eval_paths, curves_paths, out: dict) -> None:
     from .plotting import pyplot, save
 
     meta = registry.metadata(cfg["paper"])
-    metrics = collect(eval_paths, RUN_COLUMNS)
-    curves = collect(curves_paths, CURVE_COLUMNS)
-    expected = len(grid.runs(cfg))
-    if len(metrics) != expected:
-        raise ArtifactError(
-            f"{cfg['paper']}: the evaluated shards hold {len(metrics)} runs, "
-            f"the grid has {expected}"
-        )
+    metrics, curves = collect_shards(cfg, eval_paths, curves_paths, state_paths)
     claims = registry.stage(cfg["paper"], "claims").check(cfg, metrics, curves)
     claims_doc = {
         "paper": cfg["paper"],
@@ -122,7 +206,7 @@ def run_inprocess(cfg: dict, workdir) -> dict:
     base = workdir / cfg["paper"]
     data = base / "data.npz"
     prepare(cfg, data)
-    evals, curves = [], []
+    evals, curves, states = [], [], []
     for shard in grid.shards(cfg):
         state, curve, ev = (base / "train" / f"{shard}.npz", base / "train" / f"{shard}.csv",
                             base / "eval" / f"{shard}.csv")
@@ -130,6 +214,7 @@ def run_inprocess(cfg: dict, workdir) -> dict:
         evaluate(cfg, shard, data, state, curve, ev)
         evals.append(ev)
         curves.append(curve)
+        states.append(state)
     out = {
         "metrics": base / "metrics.csv",
         "summary": base / "metrics_summary.csv",
@@ -138,7 +223,7 @@ def run_inprocess(cfg: dict, workdir) -> dict:
         "report_html": base / "report.html",
         "figures": base / "figures",
     }
-    report(cfg, evals, curves, out)
+    report(cfg, evals, curves, out, states)
     return out
 
 
@@ -151,10 +236,11 @@ def resolve(slug: str, scale: str = "smoke", repo=None, **overrides) -> dict:
     return resolve_paper(slug, wf, repo / "config")
 
 
-def summary(headlines: dict, results_dir, out: dict) -> None:
+def summary(headlines: dict, results_dir, out: dict, run_counts: dict | None = None) -> None:
     """results/index.html (one row per catalog paper), claims.csv and runs.csv over papers.
 
-    ``headlines`` maps each built paper to the name of its headline figure.
+    ``headlines`` maps each built paper to the name of its headline figure; ``run_counts``
+    (when given) each paper's number of runs, which its metrics.csv must hold.
 
     ``out`` maps index, claims_csv, runs_csv. Reads results/<paper>/{claims.json,metrics.csv}.
     """
@@ -170,7 +256,8 @@ def summary(headlines: dict, results_dir, out: dict) -> None:
         row = {"number": number, "slug": slug, "tier": tier, "title": title, "built": False}
         if slug in built:
             doc = io.read_json(results_dir / slug / "claims.json")
-            runs = io.read_csv(results_dir / slug / "metrics.csv", required=RUN_COLUMNS)
+            runs = io.read_csv(results_dir / slug / "metrics.csv", required=RUN_COLUMNS,
+                               expected_rows=(run_counts or {}).get(slug))
             k, n = rep.verdict_counts(doc["claims"])
             headline = headlines[slug]
             row.update(built=True, k=k, n=n, scale=doc["scale"],

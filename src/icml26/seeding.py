@@ -30,6 +30,25 @@ def torch_device(name: str = "auto"):
     return torch.device(name)
 
 
+def check_device_available(name: str) -> None:
+    """``device=cuda`` where CUDA is missing: one line before any job (torch imported only
+    then, so other devices cost nothing)."""
+    from .errors import ConfigError
+
+    if name != "cuda":
+        return
+    try:
+        import torch
+    except ImportError:  # pragma: no cover (torch is a dependency)
+        raise ConfigError("config: device=cuda needs torch with CUDA; torch is not installed") \
+            from None
+    if not torch.cuda.is_available():
+        raise ConfigError(
+            "config: device=cuda but torch finds no CUDA device here "
+            f"(torch {torch.__version__}, built for CUDA {torch.version.cuda}); "
+            "allowed here: device=cpu or device=auto")
+
+
 def seed_torch(seed: int) -> None:
     """Seed torch and make CPU kernels deterministic (one thread: same bytes every time)."""
     import torch

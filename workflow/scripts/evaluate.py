@@ -11,7 +11,7 @@ from icml26 import jobs  # noqa: E402
 def stage(smk):
     from icml26 import pipeline
 
-    pipeline.evaluate(smk.params.cfg, smk.wildcards.shard, smk.input.data, smk.input.state,
+    pipeline.evaluate(jobs.paper_config(smk), smk.wildcards.shard, smk.input.data, smk.input.state,
                       smk.input.curves, smk.output.metrics)
 
 

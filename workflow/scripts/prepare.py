@@ -11,7 +11,7 @@ from icml26 import jobs  # noqa: E402
 def stage(smk):
     from icml26 import pipeline
 
-    pipeline.prepare(smk.params.cfg, smk.output.data)
+    pipeline.prepare(jobs.paper_config(smk), smk.output.data)
 
 
 jobs.run(snakemake, stage)  # noqa: F821 (injected by Snakemake's script directive)

@@ -13,7 +13,8 @@ def stage(smk):
 
     out = {key: smk.output[key] for key in
            ("metrics", "summary", "claims", "report_md", "report_html", "figures")}
-    pipeline.report(smk.params.cfg, smk.input.evals, smk.input.curves, out)
+    pipeline.report(jobs.paper_config(smk), smk.input.evals, smk.input.curves, out,
+                    smk.input.states)
 
 
 jobs.run(snakemake, stage)  # noqa: F821 (injected by Snakemake's script directive)

@@ -12,7 +12,8 @@ def stage(smk):
     from icml26 import pipeline
 
     out = {key: smk.output[key] for key in ("index", "claims_csv", "runs_csv")}
-    pipeline.summary(smk.params.headlines, Path(smk.output.index).parent, out)
+    pipeline.summary(smk.params.headlines, Path(smk.output.index).parent, out,
+                     smk.params.run_counts)
 
 
 jobs.run(snakemake, stage)  # noqa: F821 (injected by Snakemake's script directive)

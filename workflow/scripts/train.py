@@ -11,7 +11,7 @@ from icml26 import jobs  # noqa: E402
 def stage(smk):
     from icml26 import pipeline
 
-    pipeline.train(smk.params.cfg, smk.wildcards.shard, smk.input.data, smk.output.state,
+    pipeline.train(jobs.paper_config(smk), smk.wildcards.shard, smk.input.data, smk.output.state,
                    smk.output.curves)
 
 
