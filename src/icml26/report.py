@@ -7,7 +7,6 @@ byte-identical for the same config and seeds.
 from __future__ import annotations
 
 import html
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,8 +15,13 @@ import numpy as np
 from .plotting import proposed_set
 from .stats import mean_ci
 
-VERDICT_MARK = {"reproduced": "✅ reproduced", "not_reproduced": "❌ not reproduced",
-                "inconclusive": "❔ inconclusive"}
+# Words, not emoji: a page must read the same without an emoji font. HTML adds colour.
+VERDICT_MARK = {"reproduced": "reproduced", "not_reproduced": "NOT reproduced",
+                "inconclusive": "inconclusive"}
+SMOKE_WARNING = (
+    "**Smoke scale: a plumbing check, not a reproduction.** The grid is cut to seconds and "
+    "often to one or two seeds; the verdicts below only show that every stage ran. Run "
+    "`scale=default` (or `full`) for verdicts to act on.")
 VERDICT_CLASS = {"reproduced": "ok", "not_reproduced": "bad", "inconclusive": "meh"}
 
 
@@ -104,66 +108,16 @@ class Page:
         return "\n".join(out).rstrip() + "\n"
 
     def html(self) -> str:
-        body = [f"<h1>{html.escape(self.title)}</h1>"]
-        for block in self.blocks:
-            kind = block[0]
-            if kind == "h":
-                body.append(f"<h{block[1] + 0}>{_inline(block[2])}</h{block[1]}>")
-            elif kind == "p":
-                body.append(_paragraphs(block[1]))
-            elif kind == "table":
-                head = "".join(f"<th>{_inline(str(c))}</th>" for c in block[1])
-                rows = "".join(
-                    "<tr>" + "".join(f"<td>{_cell(str(c))}</td>" for c in r) + "</tr>"
-                    for r in block[2]
-                )
-                body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
-            elif kind == "img":
-                body.append(
-                    f'<figure><a href="{html.escape(block[1])}"><img src="{html.escape(block[1])}"'
-                    f' alt="{html.escape(block[2])}"></a><figcaption>{_inline(block[2])}'
-                    "</figcaption></figure>"
-                )
-        return _html_doc(self.title, "\n".join(body))
+        """The same page rendered from its markdown by markdown-it-py (CommonMark + tables);
+        verdict cells get a colour class."""
+        from markdown_it import MarkdownIt
 
-
-def _inline(text: str) -> str:
-    """Minimal inline markdown: escape, then `code`, **bold**, *italic*, [text](url)."""
-    s = html.escape(text)
-    s = re.sub(r"`([^`]+)`", r"<code>\1</code>", s)
-    s = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", s)
-    s = re.sub(r"(?<![\w*])\*([^*\n]+)\*(?![\w*])", r"<i>\1</i>", s)
-    s = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", r'<a href="\2">\1</a>', s)
-    return s
-
-
-def _cell(text: str) -> str:
-    for verdict, cls in VERDICT_CLASS.items():
-        if text == VERDICT_MARK[verdict]:
-            return f'<span class="{cls}">{html.escape(text)}</span>'
-    return _inline(text)
-
-
-def _paragraphs(text: str) -> str:
-    """Paragraphs and '- ' bullet lists of a markdown text."""
-    out = []
-    for para in re.split(r"\n\s*\n", text.strip()):
-        lines = [ln.strip() for ln in para.splitlines() if ln.strip()]
-        if lines and all(ln.startswith(("- ", "* ")) or not ln[:1].isalnum() for ln in lines) \
-                and lines[0].startswith(("- ", "* ")):
-            items, cur = [], []
-            for ln in lines:
-                if ln.startswith(("- ", "* ")):
-                    if cur:
-                        items.append(" ".join(cur))
-                    cur = [ln[2:]]
-                else:
-                    cur.append(ln)
-            items.append(" ".join(cur))
-            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in items) + "</ul>")
-        else:
-            out.append(f"<p>{_inline(' '.join(lines))}</p>")
-    return "\n".join(out)
+        md = MarkdownIt("commonmark", {"html": False}).enable("table")
+        body = md.render(self.markdown())
+        for verdict, cls in VERDICT_CLASS.items():
+            body = body.replace(f"<td>{VERDICT_MARK[verdict]}</td>",
+                                f'<td><span class="{cls}">{VERDICT_MARK[verdict]}</span></td>')
+        return _html_doc(self.title, body.rstrip("\n"))
 
 
 _CSS = """
@@ -221,6 +175,8 @@ def paper_page(meta, cfg: dict, claims_doc: dict, summary, tables: dict, figdir:
         f"**Tier {meta.TIER}** · scale **{cfg['scale']}** · seeds {cfg['seeds']} · "
         f"result claims reproduced **{k} of {n}** · spec abstract: {meta.ABSTRACT}"
     )
+    if cfg["scale"] == "smoke":
+        page.p(SMOKE_WARNING)
     page.h(2, "Claims")
     page.p("Each verdict is computed from all seeds; intervals are 95% Student-t intervals over "
            "seeds (see docs/claims.md). Thresholds are the spec's.")
@@ -277,8 +233,11 @@ def index_page(rows: list[dict]) -> str:
     built = [r for r in rows if r.get("built")]
     k = sum(r["k"] for r in built)
     n = sum(r["n"] for r in built)
+    smoke = any(r.get("scale") == "smoke" for r in built)
+    banner = ("<p><b>Smoke scale: a plumbing check, not a reproduction.</b> Verdicts on "
+              "smoke pages only show that every stage ran.</p>") if smoke else ""
     head = (
-        "<h1>ICML 2026 papers, reproduced</h1>"
+        "<h1>ICML 2026 papers, reproduced</h1>" + banner +
         f"<p>{len(built)} of {len(rows)} papers built · result claims reproduced: "
         f"<b>{k} of {n}</b>. Verdicts: <span class=ok>reproduced</span>, "
         "<span class=bad>not reproduced</span>, <span class=meh>inconclusive</span>. "
