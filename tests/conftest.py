@@ -16,3 +16,19 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 @pytest.fixture(scope="session")
 def repo():
     return REPO
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory):
+    """One smoke-scale snakemake run of every paper, shared by the tests that read it
+    (tests/test_workflow.py, tests/test_figures.py); they must not change its results/."""
+    import subprocess
+
+    work = tmp_path_factory.mktemp("smoke")
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(work), "-c2", "--config",
+           "scale=smoke"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return work

@@ -34,13 +34,6 @@ def test_dry_run_every_scale(tmp_path, scale):
     assert not (tmp_path / "results").exists()
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    work = tmp_path_factory.mktemp("smoke")
-    snakemake(work, "-c2", "--config", "scale=smoke")
-    return work
-
-
 def paper_figures(paper):
     return list(yaml.safe_load((REPO / "config/papers" / f"{paper}.yaml").read_text())["figures"])
 
@@ -74,6 +67,8 @@ def test_smoke_writes_every_contract_file(smoke):
     for paper in PAPERS:
         bench = smoke / "benchmarks" / "smoke" / paper
         assert (bench / "prepare.tsv").exists() and (bench / "report.tsv").exists()
+        logs = sorted((smoke / "logs" / paper).glob("train_*.log"))
+        assert logs and all("train shard" in log.read_text() for log in logs), paper
 
 
 def test_snakemake_report_offline(smoke):
@@ -81,6 +76,11 @@ def test_snakemake_report_offline(smoke):
     html = (smoke / "report.html").read_text(errors="replace")
     for paper in PAPERS:
         assert paper in html
+        captions = yaml.safe_load((REPO / "config/papers" / f"{paper}.yaml").read_text())[
+            "figures"]
+        for caption in captions.values():  # every figure has its caption in the report
+            words = " ".join(caption.split()[:4])
+            assert words.replace("*", "") in html.replace("\\", ""), (paper, words)
 
 
 def _without_timings(root, rel):
@@ -134,18 +134,50 @@ def test_bad_config_one_line_no_output(tmp_path, override, words):
     assert not (tmp_path / "results").exists()
 
 
+def copy_workflow(dest):
+    """A copy of the workflow (rules, scripts, config, package) to edit in a test."""
+    dest.mkdir()
+    for part in ("Snakefile", "rules", "workflow", "config", "src", "profiles", "envs"):
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, dest / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(src, dest / part)
+    return dest
+
+
+def test_yaml_syntax_error_in_paper_config_is_one_line(tmp_path):
+    copy = copy_workflow(tmp_path / "repo")
+    target = copy / "config" / "papers" / "qkmeans.yaml"
+    n_lines = len(target.read_text().splitlines())
+    target.write_text(target.read_text() + "  broken: [1, 2\n")
+    cmd = [SNAKEMAKE, "-s", str(copy / "Snakefile"), "-d", str(tmp_path / "w"), "-n"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()
+             and not ln.startswith("Using workflow specific profile")]
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("invalid config: config/papers/qkmeans.yaml:")
+    assert f":{n_lines + 2}:" in lines[0] and "YAML syntax error" in lines[0]
+
+
+def test_cuda_without_cuda_stops_before_any_job(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    proc = snakemake(tmp_path, "-c1", "--config", "device=cuda", "papers=[castle]", check=False)
+    assert proc.returncode != 0
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("invalid config:")]
+    assert len(lines) == 1 and "device=cuda" in lines[0] and "device=cpu" in lines[0]
+    assert not (tmp_path / "results").exists()
+
+
 def test_config_change_reruns_only_that_paper(smoke, tmp_path):
     """Edit one paper's config in a copy of the workflow: only that paper's jobs rerun."""
     if len(PAPERS) < 2:
         pytest.skip("needs two papers")
-    copy = tmp_path / "repo"
-    copy.mkdir()
-    for part in ("Snakefile", "rules", "workflow", "config", "src", "profiles", "envs"):
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, copy / part)
+    copy = copy_workflow(tmp_path / "repo")
     edited = copy / "config" / "papers" / f"{PAPERS[0]}.yaml"
     body = yaml.safe_load(edited.read_text())
     body["scales"]["smoke"]["seeds"] = [s + 100 for s in body["scales"]["smoke"].get(
@@ -155,6 +187,7 @@ def test_config_change_reruns_only_that_paper(smoke, tmp_path):
            "scale=smoke"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     assert f"results/{PAPERS[0]}/data.npz" in out
+    assert "'methods'" not in out and '"methods"' not in out  # a hash, not the whole config
     outputs = [ln.strip() for ln in out.splitlines() if ln.strip().startswith("output:")]
     assert any(f"results/{PAPERS[0]}/" in ln for ln in outputs)
     for other in PAPERS[1:]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_style, pyplot
+from icml26.plotting import REFERENCE_COLOR, band_style, legend_outside, method_style, subplots
 from icml26.stats import loglog_slope
 
 from . import PROPOSED
@@ -40,10 +40,10 @@ def _chain_title(cfg, metrics, setting):
 
 
 def convergence(cfg, metrics, stats):
-    plt = pyplot()
     settings, feats = list(cfg["settings"]), feature_sets(cfg)
-    fig, axes = plt.subplots(len(feats), len(settings), squeeze=False, sharex=True,
-                             figsize=(3.2 * len(settings), 2.5 * len(feats)))
+    # each panel has its own best step size a per method, hence one legend per panel
+    fig, axes = subplots(len(feats), len(settings), squeeze=False, sharex=True,
+                         figsize=(5.6 * len(settings), 2.8 * len(feats)))
     for i, F in enumerate(feats):
         for j, s in enumerate(settings):
             ax = axes[i, j]
@@ -57,7 +57,7 @@ def convergence(cfg, metrics, stats):
                 ax.plot(c.index, c["mean"], **style)
                 sd = c["std"].fillna(0)
                 ax.fill_between(c.index, np.maximum(c["mean"] - sd, 1e-3), c["mean"] + sd,
-                                color=style["color"], alpha=0.15, linewidth=0)
+                                **band_style(style))
             ax.axhline(float(cfg["params"]["epsilon"]), color=REFERENCE_COLOR, lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_yscale("log")
@@ -67,16 +67,14 @@ def convergence(cfg, metrics, stats):
                 ax.set_xlabel("step t")
             if j == 0:
                 ax.set_ylabel("E_c(t)")
-            ax.legend(fontsize=6, loc="lower left")
-    fig.tight_layout()
+            legend_outside(ax)
     return fig
 
 
 def uniqueness(cfg, metrics):
-    plt = pyplot()
     settings, feats, methods = list(cfg["settings"]), feature_sets(cfg), cfg["methods"]
-    fig, axes = plt.subplots(1, len(settings), squeeze=False, sharey=True,
-                             figsize=(3.2 * len(settings), 2.8))
+    fig, axes = subplots(1, len(settings), squeeze=False, sharey=True,
+                         figsize=(3.6 * len(settings) + 1.8, 3.2))
     width = 0.8 / len(methods)
     for j, s in enumerate(settings):
         ax = axes[0, j]
@@ -91,7 +89,7 @@ def uniqueness(cfg, metrics):
             ax.bar(np.arange(len(feats)) + (m - (len(methods) - 1) / 2) * width, means, width,
                    yerr=sds, color=style["color"], label=style["label"],
                    hatch="//" if method.endswith("-raw") else None, capsize=2,
-                   error_kw={"lw": 0.8})
+                   error_kw={"lw": 0.8}, zorder=style["zorder"])
         ax.set_yscale("log")
         ax.minorticks_off()
         ax.set_xticks(np.arange(len(feats)))
@@ -99,15 +97,13 @@ def uniqueness(cfg, metrics):
         ax.set_title(_chain_title(cfg, metrics, s))
         if j == 0:
             ax.set_ylabel("offset spread over theta_0 at T")
-    axes[0, 0].legend(fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def kappa_scaling(cfg, metrics, stats):
-    plt = pyplot()
     sizes = sorted({chain(cfg, s)[0] for s in cfg["settings"]})
-    fig, axes = plt.subplots(1, len(sizes), squeeze=False, figsize=(4.2 * len(sizes), 3.4))
+    fig, axes = subplots(1, len(sizes), squeeze=False, figsize=(6.4 * len(sizes), 3.6))
     for ax, n in zip(axes[0], sizes, strict=True):
         chains = sorted((s for s in cfg["settings"] if chain(cfg, s)[0] == n),
                         key=lambda s: kappa(metrics, s))
@@ -140,8 +136,7 @@ def kappa_scaling(cfg, metrics, stats):
         ax.set_xlabel("condition number kappa")
         ax.set_ylabel(f"T_eps (E_c <= {cfg['params']['epsilon']:g}), F1")
         ax.set_title(f"n={n}: samples to accuracy (a of lowest final E_c)")
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+        legend_outside(ax)
     return fig
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import REFERENCE_COLOR, band_style, legend_outside, method_style, subplots
 
 from . import PROPOSED
 from .claims import settings_of
@@ -17,7 +17,7 @@ def _label(cfg, m):
     return cfg.get("labels", {}).get(m, m)
 
 
-def _band(ax, cfg, part, metric, methods, colors):
+def _band(ax, cfg, part, metric, methods):
     for m in methods:
         table = part[(part["method"] == m) & (part["metric"] == metric)].pivot_table(
             index="seed", columns="step", values="value")
@@ -25,20 +25,18 @@ def _band(ax, cfg, part, metric, methods, colors):
             continue
         steps = table.columns.to_numpy(float)
         mean, sd = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
-        ax.plot(steps, mean, color=colors[m], lw=2.2 if m == PROPOSED else 1.4,
-                label=_label(cfg, m))
-        ax.fill_between(steps, mean - sd, mean + sd, color=colors[m], alpha=0.15)
+        style = method_style(m, cfg["methods"], PROPOSED) | {"label": _label(cfg, m)}
+        ax.plot(steps, mean, **style)
+        ax.fill_between(steps, mean - sd, mean + sd, **band_style(style))
 
 
 def lm_loss(cfg, curves):
-    plt = pyplot()
     lms = settings_of(cfg, "lm")
-    fig, axes = plt.subplots(1, max(1, len(lms)), figsize=(4.6 * max(1, len(lms)), 3.4),
-                             squeeze=False)
-    colors = method_colors(cfg["methods"], PROPOSED)
+    fig, axes = subplots(1, max(1, len(lms)), figsize=(4.6 * max(1, len(lms)) + 2.4, 3.6),
+                         squeeze=False)
     for ax, s in zip(axes[0], lms, strict=False):
         part = curves[curves["setting"] == s]
-        _band(ax, cfg, part, "val_loss_curve", cfg["methods"], colors)
+        _band(ax, cfg, part, "val_loss_curve", cfg["methods"])
         sub = part[(part["metric"] == "val_loss_curve") & (part["step"] > 0)]
         if len(sub):  # zoom past the initial ln(vocab) so the late-training gaps are visible
             lo, hi = sub["value"].min(), sub["value"].quantile(0.9)
@@ -46,26 +44,24 @@ def lm_loss(cfg, curves):
         ax.set_xlabel("training step")
         ax.set_ylabel("validation loss (nats/char)")
         ax.set_title(f"char-level LM ({s})")
-        ax.legend(frameon=False)
+    legend_outside(fig)
     return fig
 
 
 def vkr_accuracy(cfg, curves):
-    plt = pyplot()
     panels = settings_of(cfg, "vkr", 1) + settings_of(cfg, "vkr", 2)
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(3.8 * max(1, len(panels)), 3.2),
-                             squeeze=False, sharey=True)
+    fig, axes = subplots(1, max(1, len(panels)), figsize=(3.8 * max(1, len(panels)) + 1.6, 3.4),
+                         squeeze=False, sharey=True)
     methods = [m for m in cfg["methods"] if m != "causal-wide"]
-    colors = method_colors(cfg["methods"], PROPOSED)
     for ax, s in zip(axes[0], panels, strict=False):
-        _band(ax, cfg, curves[curves["setting"] == s], "test_acc_curve", methods, colors)
+        _band(ax, cfg, curves[curves["setting"] == s], "test_acc_curve", methods)
         ax.axhline(0.125, color=REFERENCE_COLOR, ls=":", lw=1, label="chance (1/8)")
         layers = cfg["settings"][s].get("layers")
         ax.set_title(f"VKR, {layers} layer{'s' if layers != 1 else ''}")
         ax.set_xlabel("training step")
         ax.set_ylim(0, 1.02)
     axes[0][0].set_ylabel("test accuracy")
-    axes[0][0].legend(frameon=False)
+    legend_outside(fig)
     return fig
 
 

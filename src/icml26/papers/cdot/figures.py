@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED
 from .experiment import kind, perturbation
@@ -34,9 +40,9 @@ def _families(cfg) -> dict[str, list[str]]:
     return {f: fam[f] for f in FIG1_ORDER if f in fam}
 
 
-def _fig_accuracy(cfg, metrics, curves, plt, colors):
+def _fig_accuracy(cfg, metrics, curves, colors):
     fam = _families(cfg)
-    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    fig, ax = subplots(figsize=(7.4, 3.6))
     xs = np.arange(len(fam))
     n_starts = int(cfg["params"]["starts"])
     # FGW from the random starts: one box per perturbation (instances x seeds x starts)
@@ -45,7 +51,8 @@ def _fig_accuracy(cfg, metrics, curves, plt, colors):
     boxes = [rand[rand["setting"].isin(settings)]["value"].to_numpy() for settings in fam.values()]
     if any(b.size for b in boxes):
         bp = ax.boxplot([b if b.size else [np.nan] for b in boxes], positions=xs, widths=0.35,
-                        patch_artist=True, manage_ticks=False)
+                        patch_artist=True, manage_ticks=False,
+                        zorder=method_zorder("FGW", PROPOSED))
         for patch in bp["boxes"]:
             patch.set_facecolor(colors["FGW"])
             patch.set_alpha(0.25)
@@ -57,33 +64,34 @@ def _fig_accuracy(cfg, metrics, curves, plt, colors):
         mean = np.array([p.mean() if len(p) else np.nan for p in per])
         sd = np.array([p.std(ddof=1) if len(p) > 1 else 0.0 for p in per])
         ax.errorbar(xs, mean, yerr=sd, color=colors[method], linestyle=style, marker="o",
-                    capsize=3, linewidth=2.2 if method == PROPOSED else 1.4, label=name)
+                    capsize=3, linewidth=2.2 if method == PROPOSED else 1.4, label=name,
+                    zorder=method_zorder(method, PROPOSED))
     ax.set_xticks(xs, list(fam))
     ax.set_xlabel("perturbation (global noise -> growing local displacement)")
     ax.set_ylabel("matching accuracy")
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    legend_outside(fig)
     return fig
 
 
-def _fig_pseudometric(cfg, metrics, curves, plt, colors):
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(8.4, 3.4))
+def _fig_pseudometric(cfg, metrics, curves, colors):
+    fig, (ax1, ax2) = subplots(1, 2, figsize=(10.4, 3.6))
     pseudo = [s for s in cfg["settings"] if kind(cfg, s) == "pseudometric"]
     methods = [m for m in ("FGW", "CDOT") if m in cfg["methods"]]
     for x, m in enumerate(methods):
         per = _per_seed(metrics, m, pseudo, "tri_viol")
         if len(per):
-            ax1.bar(x, per.mean(), color=colors[m], alpha=0.8, width=0.6)
-            ax1.scatter(np.full(len(per), x), per.to_numpy(), color="k", s=10, zorder=3)
+            ax1.bar(x, per.mean(), color=colors[m], alpha=0.8, width=0.6,
+                    zorder=method_zorder(m, PROPOSED))
+            ax1.scatter(np.full(len(per), x), per.to_numpy(), color="k", s=10, zorder=4)
             ratio = _per_seed(metrics, m, pseudo, "tri_ratio_max").max()
             ax1.annotate(f"max d(X,Z)/(d(X,Y)+d(Y,Z))\n= {ratio:.3f}", (x, per.mean()),
-                         xytext=(0, 8), textcoords="offset points", ha="center", fontsize=7)
+                         xytext=(0, 8), textcoords="offset points", ha="center", fontsize=8)
     ax1.axhline(0.02, color=REFERENCE_COLOR, linestyle=":", label="2% (claim)")
     ax1.set_ylim(0, 0.03)
     ax1.set_xticks(range(len(methods)), [_label(cfg, m) for m in methods])
     ax1.set_ylabel("triangle-violation rate of sqrt(F)")
     ax1.set_title("(a) pseudometric check")
-    ax1.legend(loc="upper right")
 
     n_starts = int(cfg["params"]["starts"])
     obj = curves[curves["metric"] == "obj_start"].copy()
@@ -98,7 +106,7 @@ def _fig_pseudometric(cfg, metrics, curves, plt, colors):
         prod = rows[rows["start"] == 0].set_index(key)["value"]
         rand = rows[rows["start"] > 0].join(prod.rename("product"), on=key)
         ax2.scatter(rand["product"], rand["value"], s=12, alpha=0.6, color=colors[m],
-                    label=_label(cfg, m))
+                    label=_label(cfg, m), zorder=method_zorder(m, PROPOSED))
         vals = np.r_[rand["product"].to_numpy(), rand["value"].to_numpy()]
         vals = vals[vals > 0]
         if vals.size:
@@ -110,17 +118,15 @@ def _fig_pseudometric(cfg, metrics, curves, plt, colors):
     ax2.set_xlabel("objective from the product start")
     ax2.set_ylabel("objective from a random start")
     ax2.set_title("(b) one value per instance for CDOT")
-    ax2.legend(loc="upper left")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def make(cfg, metrics, curves) -> dict:
-    plt = pyplot()
     colors = method_colors(cfg["methods"], PROPOSED)
     return {
-        "accuracy_vs_perturbation": _fig_accuracy(cfg, metrics, curves, plt, colors),
-        "pseudometric_and_starts": _fig_pseudometric(cfg, metrics, curves, plt, colors),
+        "accuracy_vs_perturbation": _fig_accuracy(cfg, metrics, curves, colors),
+        "pseudometric_and_starts": _fig_pseudometric(cfg, metrics, curves, colors),
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import method_style, pyplot
+from icml26.plotting import band_style, legend_outside, method_style, subplots
 
 from . import PROPOSED, env
 
@@ -16,9 +16,9 @@ def _label(cfg, m):
 
 
 def success_vs_demos(cfg, metrics, curves):
-    plt = pyplot()
     settings = list(cfg["settings"])
-    fig, axes = plt.subplots(1, len(settings), figsize=(5.2 * len(settings), 3.8), squeeze=False)
+    fig, axes = subplots(1, len(settings), figsize=(5.2 * len(settings) + 2.0, 3.8),
+                         squeeze=False)
     sc = curves[curves["metric"] == "success_id"]
     for ax, s in zip(axes[0], settings, strict=True):
         for m in cfg["methods"]:
@@ -34,16 +34,15 @@ def success_vs_demos(cfg, metrics, curves):
                 style["linestyle"] = "--"
             if len(x) == 1:  # BC-offline: one point at the full budget
                 ax.errorbar(x, mean, yerr=std, fmt="s", capsize=3, color=style["color"],
-                            label=style["label"])
+                            label=style["label"], zorder=style["zorder"])
             else:
                 ax.plot(x, mean, marker="o", markersize=3, **style)
-                ax.fill_between(x, mean - std, mean + std, color=style["color"], alpha=0.12)
+                ax.fill_between(x, mean - std, mean + std, **band_style(style, 0.12))
         ax.set_xlabel("demonstrations used")
         ax.set_ylabel("in-distribution success")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(s)
-    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
@@ -63,12 +62,11 @@ def _map_of_run(curves, setting, seed):
 
 
 def failure_map(cfg, metrics, curves):
-    plt = pyplot()
     from matplotlib.patches import Circle, Rectangle
 
     settings = list(cfg["settings"])
     seed = cfg["seeds"][0]
-    fig, axes = plt.subplots(1, len(settings), figsize=(4.6 * len(settings), 4.0), squeeze=False)
+    fig, axes = subplots(1, len(settings), figsize=(5.2 * len(settings), 5.6), squeeze=False)
     for ax, s in zip(axes[0], settings, strict=True):
         mp = cfg["settings"][s]["map"]
         got = _map_of_run(curves, s, seed)
@@ -85,7 +83,7 @@ def failure_map(cfg, metrics, curves):
             ax.scatter(anchors[:, 0], anchors[:, 1], c="k", s=18, zorder=3)
             for a, fk in zip(anchors, f, strict=True):
                 ax.annotate(f"{fk:.2f}", a, xytext=(3, 3), textcoords="offset points",
-                            fontsize=7)
+                            fontsize=8)
             fig.colorbar(im, ax=ax, fraction=0.046, label="failure rate f_r")
             ax.set_title(f"{s}: CLASP map after round {rnd} (seed {seed})")
         for x0, y0, x1, y1 in env.wall_rects(env.get_map(mp)["gaps"]):
@@ -99,7 +97,6 @@ def failure_map(cfg, metrics, curves):
         ax.set_ylim(0, 1)
         ax.set_aspect("equal")
         ax.grid(False)
-    fig.tight_layout()
     return fig
 
 

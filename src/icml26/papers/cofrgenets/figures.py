@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import method_style, pyplot
+from icml26.plotting import band_style, legend_outside, method_style, subplots
 
 from . import PROPOSED
 from .claims import FULL, GRAD, lm_setting
@@ -21,10 +21,9 @@ def _lm_methods(cfg, metrics):
 
 
 def bpc_curves(cfg, metrics, curves):
-    plt = pyplot()
     s = lm_setting(cfg)
     methods = _lm_methods(cfg, metrics)
-    fig, ax = plt.subplots(figsize=(5.4, 3.8))
+    fig, ax = subplots(figsize=(7.6, 3.8))
     for m in methods:
         part = curves[(curves["method"] == m) & (curves["setting"] == s)
                       & (curves["metric"] == "val_bpc_curve")]
@@ -36,7 +35,7 @@ def bpc_curves(cfg, metrics, curves):
         style = method_style(m, methods, PROPOSED)
         style["label"] = _label(cfg, m)
         ax.plot(steps, mean, **style)
-        ax.fill_between(steps, mean - std, mean + std, color=style["color"], alpha=0.18, lw=0)
+        ax.fill_between(steps, mean - std, mean + std, **band_style(style, 0.18))
     ax.set_xlabel("training step")
     ax.set_ylabel("validation bits per character")
     part = curves[curves["metric"] == "val_bpc_curve"]
@@ -44,27 +43,24 @@ def bpc_curves(cfg, metrics, curves):
     if len(later):  # zoom on the later part: step 0 (~6.5 bpc) would flatten every curve
         ax.set_ylim(float(later.min()) - 0.05, float(later.max()) + 0.15)
     ax.set_title("Char-level LM on pydoc topics: validation bpc during training")
-    ax.legend(loc="upper right")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def bpc_vs_params(cfg, metrics, curves):
-    plt = pyplot()
     s = lm_setting(cfg)
     methods = _lm_methods(cfg, metrics)
-    fig, ax = plt.subplots(figsize=(5.4, 3.8))
+    fig, ax = subplots(figsize=(7.6, 3.8))
     for i, m in enumerate(methods):
         part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
         style = method_style(m, methods, PROPOSED)
         ax.scatter(part["n_params"], part["val_bpc"], color=style["color"],
                    marker=MARKERS[i % len(MARKERS)], s=36 if m in PROPOSED else 24,
-                   label=_label(cfg, m), zorder=3)
+                   label=_label(cfg, m), zorder=style["zorder"])
     ax.set_xlabel("trainable parameters (tied embeddings once)")
     ax.set_ylabel("final validation bpc (whole split)")
     ax.set_title("Validation bpc vs parameter count (one point per model and seed)")
-    ax.legend(loc="best")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

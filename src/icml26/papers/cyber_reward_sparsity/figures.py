@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED
 from .claims import iqr, main_setting
@@ -28,11 +34,10 @@ def _ppo_sizes(cfg):
 
 
 def gt_by_reward(cfg, metrics):
-    plt = pyplot()
     rewards = [m for m in REWARDS if m in cfg["methods"]]
     colors = method_colors(rewards, PROPOSED)
     sizes = _ppo_sizes(cfg)
-    fig, ax = plt.subplots(figsize=(1.4 + 1.5 * len(sizes), 3.4))
+    fig, ax = subplots(figsize=(3.4 + 1.5 * len(sizes), 3.6))
     width = 0.8 / max(1, len(rewards))
     rng = np.random.default_rng(0)  # horizontal jitter of the seed dots only
     for j, setting in enumerate(sizes.values()):
@@ -44,8 +49,8 @@ def gt_by_reward(cfg, metrics):
             x = j + (i - (len(rewards) - 1) / 2) * width
             ax.bar(x, v.mean(), width * 0.9, yerr=v.std(ddof=0), capsize=2, color=colors[m],
                    alpha=0.85 if m in PROPOSED else 0.6, hatch="//" if m == "SPN" else None,
-                   label=_label(cfg, m) if j == 0 else None)
-            ax.scatter(x + rng.uniform(-0.15, 0.15, v.size) * width, v, s=8, color="k", zorder=3)
+                   label=_label(cfg, m) if j == 0 else None, zorder=method_zorder(m, PROPOSED))
+            ax.scatter(x + rng.uniform(-0.15, 0.15, v.size) * width, v, s=8, color="k", zorder=4)
         for ref, ls in (("greedy", "--"), ("random", ":")):
             v = part.loc[part["method"] == ref, "gt"].to_numpy(float)
             if v.size:
@@ -54,15 +59,14 @@ def gt_by_reward(cfg, metrics):
     ax.set_xticks(range(len(sizes)), [f"N = {n}" for n in sizes])
     ax.set_ylabel("ground-truth score GT")
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    legend_outside(fig)
     ax.set_title("PPO: GT per reward function")
     return fig
 
 
 def learning_curves(cfg, curves):
-    plt = pyplot()
     sizes = _ppo_sizes(cfg)
-    fig, ax = plt.subplots(figsize=(4.8, 3.4))
+    fig, ax = subplots(figsize=(6.8, 3.6))
     if not sizes:
         return fig
     n, setting = max(sizes.items())
@@ -76,14 +80,16 @@ def learning_curves(cfg, curves):
             continue
         steps = table.columns.to_numpy(float)
         mean, sd = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
+        z = method_zorder(m, PROPOSED)
         ax.plot(steps, mean, color=colors[m], lw=2.2 if m in PROPOSED else 1.4,
-                ls="--" if m == "SPN" else "-", label=_label(cfg, m))
-        ax.fill_between(steps, mean - sd, mean + sd, color=colors[m], alpha=0.15)
+                ls="--" if m == "SPN" else "-", label=_label(cfg, m), zorder=z)
+        ax.fill_between(steps, mean - sd, mean + sd, color=colors[m], alpha=0.15, lw=0,
+                        zorder=z - 0.5)
     ax.set_xlabel("environment steps")
     ax.set_ylabel("GT (20 greedy episodes)")
     ax.set_ylim(0, 1.02)
     ax.set_title(f"PPO learning curves, N = {n}")
-    ax.legend(frameon=False)
+    legend_outside(fig)
     return fig
 
 

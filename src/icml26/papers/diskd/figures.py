@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    BASELINE_ZORDER,
+    PROPOSED_ZORDER,
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED
 
@@ -15,11 +23,10 @@ def _label(cfg, m):
 
 
 def metrics_by_setting(cfg, metrics):
-    plt = pyplot()
     methods = list(cfg["methods"])
     colors = method_colors(methods, PROPOSED)
     settings = list(cfg["settings"])
-    fig, axes = plt.subplots(1, 2, figsize=(8.5, 3.4))
+    fig, axes = subplots(1, 2, figsize=(10.0, 3.6))
     width = 0.8 / len(methods)
     for ax, col, title in ((axes[0], "cindex_1", "cause-1 C-index"),
                            (axes[1], "calib_1", "cause-1 calibration error")):
@@ -31,18 +38,17 @@ def metrics_by_setting(cfg, metrics):
                     xs.append(j + (i - (len(methods) - 1) / 2) * width)
                     ys.append(v.mean())
                     es.append(v.std(ddof=0))
-            ax.bar(xs, ys, width, yerr=es, color=colors[m], label=_label(cfg, m), capsize=2)
+            ax.bar(xs, ys, width, yerr=es, color=colors[m], label=_label(cfg, m), capsize=2,
+                   zorder=method_zorder(m, PROPOSED))
         ax.set_xticks(range(len(settings)), settings)
         ax.set_title(title)
     axes[0].set_ylim(0.4, None)
-    axes[0].legend(fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def calibration_s3(cfg, metrics):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(4.2, 3.8))
+    fig, ax = subplots(figsize=(6.4, 4.0))
     methods = [m for m in ("local-only", "naive-kd", "diskd") if m in cfg["methods"]]
     colors = method_colors(list(cfg["methods"]), PROPOSED)
     setting = "S3" if (metrics["setting"] == "S3").any() else list(cfg["settings"])[0]
@@ -53,20 +59,19 @@ def calibration_s3(cfg, metrics):
             continue
         pred = np.array([part[f"dec_pred_{d}"].mean() for d in range(10)])
         true = np.array([part[f"dec_true_{d}"].mean() for d in range(10)])
-        ax.plot(pred, true, "-o", ms=3, color=colors[m], label=_label(cfg, m))
+        ax.plot(pred, true, "-o", ms=3, color=colors[m], label=_label(cfg, m),
+                zorder=method_zorder(m, PROPOSED))
         hi = max(hi, pred.max(), true.max())
     ax.plot([0, hi], [0, hi], "--", color=REFERENCE_COLOR, lw=1)
     ax.set_xlabel("predicted CIF_1(10) (decile mean)")
     ax.set_ylabel("true CIF_1(10) (decile mean)")
     ax.set_title(f"Calibration, {setting}")
-    ax.legend()
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def weights_s3(cfg, metrics):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    fig, ax = subplots(figsize=(6.6, 3.6))
     setting = "S3" if (metrics["setting"] == "S3").any() else list(cfg["settings"])[0]
     part = metrics[(metrics["method"] == "diskd") & (metrics["setting"] == setting)]
     part = part.sort_values("seed")
@@ -76,15 +81,15 @@ def weights_s3(cfg, metrics):
                                  (0.0, "w_incompatible", "misspecified", "#34495e"),
                                  (0.25, "w_null", "null (local-only)", "#7f8c8d")):
         if col in part:
-            ax.bar(x + off, part[col].fillna(0).to_numpy(), 0.25, color=color, label=lab)
+            ax.bar(x + off, part[col].fillna(0).to_numpy(), 0.25, color=color, label=lab,
+                   zorder=PROPOSED_ZORDER if col == "w_compatible" else BASELINE_ZORDER)
     ax.axhline(0.8, ls="--", color=REFERENCE_COLOR, lw=1)
     ax.set_xticks(x, [str(s) for s in seeds])
     ax.set_xlabel("seed")
     ax.set_ylabel("DiSKD teacher weight")
     ax.set_title(f"Adaptive weights, {setting}")
     ax.set_ylim(0, 1.3)
-    ax.legend(fontsize=7, loc="upper center", ncol=3)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import BASELINE_COLORS, PROPOSED_COLOR, REFERENCE_COLOR, pyplot
+from icml26.plotting import (
+    BASELINE_COLORS,
+    BASELINE_ZORDER,
+    PROPOSED_COLOR,
+    PROPOSED_ZORDER,
+    REFERENCE_COLOR,
+    legend_outside,
+    pyplot,
+    subplots,
+)
 
 from .claims import PREDICTORS, rho, zoo
 
@@ -31,7 +40,7 @@ def bootstrap_abs_rho(x, y, n_boot: int, rng: np.random.Generator) -> np.ndarray
 
 def id_vs_gap(cfg, m):
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    fig, ax = subplots(figsize=(8.4, 4.0))
     noises = sorted(m["noise"].unique())
     cmap = plt.get_cmap("coolwarm")
     for i, q in enumerate(noises):
@@ -43,15 +52,14 @@ def id_vs_gap(cfg, m):
     ax.set_xlabel("final-layer TwoNN ID (test embeddings)")
     ax.set_ylabel("generalization gap g (test err - train err)")
     ax.set_title(f"Spearman rho = {rho(m, 'id_final', 'gap'):.2f} over {len(m)} models")
-    ax.legend(fontsize=7, ncol=2)
+    legend_outside(fig, ncol=2 if len(ax.collections) > 8 else 1)
     return fig
 
 
 def predictors(cfg, m):
-    plt = pyplot()
     rng = np.random.default_rng(0)
     n_boot = int(cfg["params"].get("bootstrap", 1000))
-    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    fig, ax = subplots(figsize=(6.4, 3.8))
     names = list(PREDICTORS)
     for i, col in enumerate(names):
         signed = rho(m, col, "gap")
@@ -59,8 +67,10 @@ def predictors(cfg, m):
         boot = bootstrap_abs_rho(m[col], m["gap"], n_boot, rng)
         lo, hi = (np.percentile(boot, [2.5, 97.5]) if boot.size else (np.nan, np.nan))
         color = PROPOSED_COLOR if i == 0 else BASELINE_COLORS[(i - 1) % len(BASELINE_COLORS)]
-        ax.bar(i, r, color=color, yerr=[[max(r - lo, 0)], [max(hi - r, 0)]], capsize=3)
-        ax.text(i, 0.02, f"rho={signed:+.2f}", ha="center", fontsize=7, color="white")
+        ax.bar(i, r, color=color, yerr=[[max(r - lo, 0)], [max(hi - r, 0)]], capsize=3,
+               zorder=PROPOSED_ZORDER if i == 0 else BASELINE_ZORDER)
+        ax.text(i, 0.02, f"rho={signed:+.2f}", ha="center", fontsize=8, color="white",
+                zorder=PROPOSED_ZORDER + 1)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([PREDICTORS[c] for c in names], rotation=20, ha="right")
     ax.set_ylabel("|Spearman rho| with g (signed rho at the bar's foot)")
@@ -75,7 +85,7 @@ def w1_cols(m):
 
 def w1_curves(cfg, m):
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    fig, ax = subplots(figsize=(9.6, 4.0))
     cols = w1_cols(m)
     ms = np.array([int(c[4:]) for c in cols], dtype=float)
     ranked = m[np.isfinite(m["id_final"])].sort_values("id_final")
@@ -86,10 +96,12 @@ def w1_curves(cfg, m):
         for name, row in picks.items():
             w = row[cols].to_numpy(float)
             d = float(row["id_final"])
-            ax.plot(ms, w, "o-", color=colors[name], ms=3,
+            z = PROPOSED_ZORDER if colors[name] == PROPOSED_COLOR else BASELINE_ZORDER
+            ax.plot(ms, w, "o-", color=colors[name], ms=3, zorder=z,
                     label=f"{name} ID {d:.1f} ({row['setting']}, seed {row['seed']}): "
                           f"b = {row['w1_slope']:.2f}")
-            ax.plot(ms, w[0] * (ms / ms[0]) ** (-1.0 / d), "--", color=colors[name], lw=1)
+            ax.plot(ms, w[0] * (ms / ms[0]) ** (-1.0 / d), "--", color=colors[name], lw=1,
+                    zorder=z)
     ax.plot([], [], "--", color=REFERENCE_COLOR, label="reference slope -1/d_hat")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -98,7 +110,7 @@ def w1_curves(cfg, m):
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("subset size m")
     ax.set_ylabel("W1 between disjoint m-subsets")
-    ax.legend(fontsize=7)
+    legend_outside(fig)
     return fig
 
 

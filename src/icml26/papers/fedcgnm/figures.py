@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import BASELINE_COLORS, REFERENCE_COLOR, method_style, pyplot
+from icml26.plotting import (
+    BASELINE_COLORS,
+    PROPOSED_COLOR,
+    PROPOSED_ZORDER,
+    REFERENCE_COLOR,
+    band_style,
+    legend_outside,
+    method_style,
+    subplots,
+)
 
 from . import PROPOSED
 from .data import n_classes
@@ -35,9 +44,8 @@ def _style(cfg, m):
 
 
 def convergence(cfg, curves):
-    plt = pyplot()
     setting = "S1" if "S1" in cfg["settings"] else next(iter(cfg["settings"]))
-    fig, ax = plt.subplots(figsize=(5.6, 3.8))
+    fig, ax = subplots(figsize=(8.0, 4.0))
     for m in cfg["methods"]:
         t = _curve(curves, m, setting, "val_bacc")
         if t.empty:
@@ -46,18 +54,18 @@ def convergence(cfg, curves):
         mean, sd = t.mean(axis=0).to_numpy(), t.std(axis=0, ddof=0).to_numpy()
         st = _style(cfg, m)
         ax.plot(x, mean, **st)
-        ax.fill_between(x, mean - sd, mean + sd, color=st["color"], alpha=0.12, lw=0)
+        ax.fill_between(x, mean - sd, mean + sd, **band_style(st, 0.12))
     ax.set_xlabel("communication round")
     ax.set_ylabel("validation balanced accuracy (points)")
     ax.set_title(f"{setting}: convergence")
-    ax.legend(loc="lower right", ncol=2)
+    legend_outside(fig)
     return fig
 
 
 def recall_vs_frequency(cfg, curves):
-    plt = pyplot()
     settings = list(cfg["settings"])
-    fig, axes = plt.subplots(1, len(settings), figsize=(4.4 * len(settings), 3.6), squeeze=False)
+    fig, axes = subplots(1, len(settings), figsize=(4.4 * len(settings) + 2.0, 3.6),
+                         squeeze=False)
     for ax, s in zip(axes[0], settings, strict=True):
         for m in RECALL_METHODS:
             rec = _curve(curves, m, s, "test_recall")
@@ -70,15 +78,14 @@ def recall_vs_frequency(cfg, curves):
         ax.set_xlabel("training samples of the class (global)")
         ax.set_ylabel("test recall (points)")
         ax.set_title(s)
-        ax.legend(loc="lower right")
+    legend_outside(fig)
     return fig
 
 
 def groups_ablation(cfg, metrics):
-    plt = pyplot()
     setting = "S1" if "S1" in cfg["settings"] else next(iter(cfg["settings"]))
     c = n_classes(cfg, setting)
-    fig, ax = plt.subplots(figsize=(4.8, 3.6))
+    fig, ax = subplots(figsize=(6.8, 3.6))
     xs, means, sds = [], [], []
     for m, g in ABLATION.items():
         part = metrics[(metrics["method"] == m) & (metrics["setting"] == setting)]
@@ -88,10 +95,8 @@ def groups_ablation(cfg, metrics):
             sds.append(part["bacc"].std(ddof=0))
     order = np.argsort(xs)
     xs, means, sds = (np.asarray(v, dtype=float)[order] for v in (xs, means, sds))
-    from icml26.plotting import PROPOSED_COLOR
-
     ax.errorbar(xs, means, yerr=sds, marker="o", color=PROPOSED_COLOR, capsize=3,
-                label="FedCGNM with G groups")
+                label="FedCGNM with G groups", zorder=PROPOSED_ZORDER)
     for m, ls in (("fedavg", ":"), ("fedavg-cb", "--")):
         part = metrics[(metrics["method"] == m) & (metrics["setting"] == setting)]
         if len(part):
@@ -103,13 +108,12 @@ def groups_ablation(cfg, metrics):
     ax.set_xlabel("number of class groups G")
     ax.set_ylabel("test balanced accuracy (points)")
     ax.set_title(f"{setting}: grouping ablation")
-    ax.legend(loc="lower right")
+    legend_outside(fig)
     return fig
 
 
 def grad_ratio(cfg, curves):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.0, 3.6))
+    fig, ax = subplots(figsize=(8.0, 3.6))
     for i, s in enumerate(cfg["settings"]):
         color = BASELINE_COLORS[i % len(BASELINE_COLORS)]
         for metric, ls, what in (("share_ratio", "-", "share of batch gradient"),
@@ -125,7 +129,7 @@ def grad_ratio(cfg, curves):
     ax.set_xlabel("communication round")
     ax.set_ylabel("head / tail group gradient norm")
     ax.set_title("FedCGNM (G=3): raw head vs tail group gradients")
-    ax.legend(fontsize=7)
+    legend_outside(fig)
     return fig
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_style, pyplot
+from icml26.plotting import REFERENCE_COLOR, band_style, legend_outside, method_style, subplots
 
 from . import PROPOSED
 from .claims import core_settings
@@ -25,15 +25,14 @@ def _param(cfg, setting, key):
 
 
 def accuracy_vs_time(cfg, metrics, curves):
-    plt = pyplot()
     cells = core_settings(cfg)
     panels = [(r, c) for r in ROWS for c in COLS if (r, c) in cells]
     if not panels:                      # no spec cell in this grid: one panel per setting
         panels = [(s, None) for s in cfg["settings"]]
     nrows = 2 if len(panels) > 2 else 1
     ncols = int(np.ceil(len(panels) / nrows))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.2 * nrows), squeeze=False,
-                             sharey=True)
+    fig, axes = subplots(nrows, ncols, figsize=(4.2 * ncols + 2.0, 3.2 * nrows), squeeze=False,
+                         sharey=True)
     methods = _methods(cfg, metrics)
     acc = curves[curves["metric"] == "acc"]
     for ax, key in zip(axes.ravel(), panels, strict=False):
@@ -50,7 +49,7 @@ def accuracy_vs_time(cfg, metrics, curves):
             if m.startswith("fedqueue-"):          # ablations dashed (project style)
                 style["linestyle"] = "--"
             ax.plot(t, mean, **style)
-            ax.fill_between(t, mean - std, mean + std, color=style["color"], alpha=0.15, lw=0)
+            ax.fill_between(t, mean - std, mean + std, **band_style(style))
         ax.axhline(float(_param(cfg, setting, "target")), color=REFERENCE_COLOR, ls=":", lw=1)
         ax.set_title(f"{setting} (σ_q={_param(cfg, setting, 'sigma_q')}, "
                      f"α={_param(cfg, setting, 'alpha')})")
@@ -60,17 +59,15 @@ def accuracy_vs_time(cfg, metrics, curves):
         ax.set_ylabel("global test accuracy")
     for ax in axes.ravel()[len(panels):]:
         ax.set_visible(False)
-    axes.ravel()[0].legend(loc="lower right")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def ttt(cfg, metrics, curves):
-    plt = pyplot()
     methods = _methods(cfg, metrics)
     settings = list(cfg["settings"])
-    fig, ax = plt.subplots(figsize=(min(16.0, max(5.0, 0.45 * len(settings) * len(methods))),
-                                    3.6))
+    fig, ax = subplots(figsize=(min(18.0, max(5.0, 0.45 * len(settings) * len(methods)) + 2.0),
+                                3.6))
     width = 0.8 / len(methods)
     for k, m in enumerate(methods):
         style = method_style(m, methods, PROPOSED)
@@ -81,8 +78,8 @@ def ttt(cfg, metrics, curves):
                 continue
             x = j + (k - (len(methods) - 1) / 2) * width
             ax.bar(x, v.mean(), width * 0.9, color=style["color"], alpha=0.75,
-                   label=_label(cfg, m) if j == 0 else None)
-            ax.scatter(np.full(v.size, x), v, s=9, color="black", zorder=3)
+                   label=_label(cfg, m) if j == 0 else None, zorder=style["zorder"])
+            ax.scatter(np.full(v.size, x), v, s=9, color="black", zorder=style["zorder"] + 1)
     horizons = {float(_param(cfg, s, "horizon")) for s in settings}
     for h in horizons:
         ax.axhline(h, color=REFERENCE_COLOR, ls="--", lw=1)
@@ -90,8 +87,7 @@ def ttt(cfg, metrics, curves):
     ax.set_xticklabels(settings, rotation=20, ha="right")
     ax.set_ylabel("time to target accuracy (minutes)")
     ax.set_title("Time to target (dashed: T_max = censored)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from icml26.plotting import BASELINE_COLORS, PROPOSED_COLOR, REFERENCE_COLOR, pyplot
+from icml26.plotting import (
+    BASELINE_COLORS,
+    PROPOSED_COLOR,
+    PROPOSED_ZORDER,
+    REFERENCE_COLOR,
+    legend_outside,
+    subplots,
+)
 
 from .claims import (
     PREDICTORS,
@@ -37,8 +44,7 @@ def _families(frame):
 
 
 def validation(cfg, frame):
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(9.4, 3.9))
+    fig, axes = subplots(1, 2, figsize=(12.0, 4.0))
     colors = _family_colors(_families(frame))
     fin = finite(frame)
     nan = frame[~np.isfinite(frame["n_star"].to_numpy(float))]
@@ -57,22 +63,20 @@ def validation(cfg, frame):
             icpt = float(np.mean(np.log(fin["n_star"].to_numpy(float))) - slope * lx.mean())
             xs = np.geomspace(fin[x].min(), fin[x].max(), 50)
             ax.plot(xs, np.exp(icpt) * xs ** slope, color=PROPOSED_COLOR, lw=1.4,
-                    label="OLS fit")
+                    label="OLS fit", zorder=PROPOSED_ZORDER)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(f"{x} (INFERRED definition)")
         ax.set_ylabel("n* (PC, success >= %g)" % float(cfg["params"]["threshold"]))
         ax.set_title(f"n* vs {x}: slope {slope:.2f}, R² {r2:.2f}, Spearman {rho:.2f}")
-    axes[0].legend(fontsize=6.5, loc="upper left", ncol=2)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def structure_vs_params(cfg, frame):
-    plt = pyplot()
     fams = _families(frame)
     regimes = [r for r in (WELL, WIDE) if (frame["regime"] == r).any()]
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fig, ax = subplots(figsize=(7.6, 3.8))
     width = 0.8 / max(1, len(regimes))
     reg_colors = {WELL: BASELINE_COLORS[2], WIDE: BASELINE_COLORS[1]}
     for k, reg in enumerate(regimes):
@@ -93,8 +97,7 @@ def structure_vs_params(cfg, frame):
     wc = well_conditioning(frame)
     ax.set_title(f"Structure vs parameters: WELL median spread {wc['spread']:.2f}, "
                  f"sd WELL/WIDE {wc['sd_ratio']:.2f}")
-    ax.legend()
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
@@ -108,8 +111,7 @@ def example_instances(frame, k: int = 4):
 
 
 def success_curves(cfg, frame, curves):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.8, 3.8))
+    fig, ax = subplots(figsize=(9.0, 3.8))
     ex = example_instances(frame)
     colors = _family_colors(list(range(len(ex))))
     for i, (_, row) in enumerate(ex.iterrows()):
@@ -125,8 +127,7 @@ def success_curves(cfg, frame, curves):
     ax.set_ylabel("MEC recovery rate")
     ax.set_ylim(-0.03, 1.03)
     ax.set_title("Success vs n (dashed: n = F_edge)")
-    ax.legend(fontsize=6.5, loc="lower right")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED
 from .experiment import flowdup_variant, setting_params, upload_floats
@@ -20,27 +26,25 @@ def _methods(cfg, metrics):
 
 
 def accuracy(cfg, metrics):
-    plt = pyplot()
     settings = list(cfg["settings"])
     methods = _methods(cfg, metrics)
     colors = method_colors(methods, PROPOSED)
-    fig, axes = plt.subplots(1, len(settings), figsize=(1.0 + 0.55 * len(methods) * len(settings),
-                                                        3.4), squeeze=False)
+    fig, axes = subplots(1, len(settings), figsize=(1.0 + 0.55 * len(methods) * len(settings),
+                                                    4.2), squeeze=False)
     for ax, s in zip(axes[0], settings, strict=True):
         for i, m in enumerate(methods):
             vals = metrics.loc[(metrics["method"] == m) & (metrics["setting"] == s), "acc_new"]
             if not len(vals):
                 continue
-            ax.bar(i, vals.mean(), yerr=vals.std(ddof=0), color=colors[m], capsize=2)
-            ax.plot(np.full(len(vals), i), vals, "k.", ms=3)
+            ax.bar(i, vals.mean(), yerr=vals.std(ddof=0), color=colors[m], capsize=2,
+                   zorder=method_zorder(m, PROPOSED))
+            ax.plot(np.full(len(vals), i), vals, "k.", ms=3, zorder=method_zorder(m, PROPOSED) + 1)
         ax.axhline(0.25, color=REFERENCE_COLOR, ls=":", lw=1)
         ax.set_xticks(range(len(methods)))
-        ax.set_xticklabels([_label(cfg, m) for m in methods], rotation=40, ha="right",
-                           fontsize=7)
+        ax.set_xticklabels([_label(cfg, m) for m in methods], rotation=40, ha="right")
         ax.set_ylim(0, 1)
         ax.set_title(f"setting {s} ({setting_params(cfg, s)['kind']})")
     axes[0][0].set_ylabel("mean accuracy, new unlabeled clients")
-    fig.tight_layout()
     return fig
 
 
@@ -56,8 +60,7 @@ def _rotation_setting(cfg):
 
 
 def angle(cfg, curves):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = subplots(figsize=(5.2, 3.6))
     s = _rotation_setting(cfg)
     shown = [m for m in ("flowdup", "fedavg", "cluster") if m in cfg["methods"]]
     colors = method_colors(cfg["methods"], PROPOSED)
@@ -67,24 +70,23 @@ def angle(cfg, curves):
         if not len(acc):
             continue
         a, t = acc["value"].to_numpy(), ang["value"].to_numpy()
-        ax.scatter(np.degrees(t), a, s=6, color=colors[m], alpha=0.35)
+        z = method_zorder(m, PROPOSED)
+        ax.scatter(np.degrees(t), a, s=6, color=colors[m], alpha=0.35, zorder=z - 0.5)
         idx = np.digitize(t, bins) - 1
         mids = [np.degrees(bins[b:b + 2].mean()) for b in range(12) if (idx == b).any()]
         means = [a[idx == b].mean() for b in range(12) if (idx == b).any()]
-        ax.plot(mids, means, "-", color=colors[m], label=_label(cfg, m))
+        ax.plot(mids, means, "-", color=colors[m], label=_label(cfg, m), zorder=z)
     ax.axhline(0.25, color=REFERENCE_COLOR, ls=":", lw=1)
     ax.set_xlabel("client rotation angle alpha (degrees)")
     ax.set_ylabel("accuracy of the new client")
     ax.set_title(f"Setting {s}: accuracy vs rotation angle (new clients, all seeds)")
     ax.set_ylim(0, 1)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def embedding(cfg, curves):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(4.6, 3.8))
+    fig, ax = subplots(figsize=(4.6, 3.8))
     s = _rotation_setting(cfg)
     pc1, pc2 = _curve(curves, "flowdup", s, "emb_pc1"), _curve(curves, "flowdup", s, "emb_pc2")
     ang = _curve(curves, "flowdup", s, "client_angle")
@@ -97,13 +99,11 @@ def embedding(cfg, curves):
         ax.set_title(f"Pooled hypernetwork embeddings, new clients (setting {s}, seed {seed})")
     ax.set_xlabel("PC 1")
     ax.set_ylabel("PC 2")
-    fig.tight_layout()
     return fig
 
 
 def k_ablation(cfg, metrics):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(4.8, 3.4))
+    fig, ax = subplots(figsize=(4.8, 3.4))
     s = _rotation_setting(cfg)
     part = metrics[metrics["setting"] == s]
     ks, means, stds = [], [], []
@@ -120,7 +120,8 @@ def k_ablation(cfg, metrics):
     colors = method_colors(cfg["methods"], PROPOSED)
     if ks:
         ax.errorbar(np.array(ks)[order], np.array(means)[order], yerr=np.array(stds)[order],
-                    marker="o", capsize=2, color=colors["flowdup"], label="FLowDUP")
+                    marker="o", capsize=2, color=colors["flowdup"], label="FLowDUP",
+                    zorder=method_zorder("flowdup", PROPOSED))
     fed = part.loc[part["method"] == "fedavg", "acc_new"]
     if len(fed):
         ax.axhline(fed.mean(), color=REFERENCE_COLOR, ls="--", label="FedAvg (d = 676)")
@@ -129,8 +130,7 @@ def k_ablation(cfg, metrics):
     ax.set_ylabel("mean accuracy, new clients")
     ax.set_ylim(0, 1)
     ax.set_title(f"Setting {s}: accuracy vs k")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

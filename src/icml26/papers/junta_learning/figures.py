@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    pyplot,
+    subplots,
+)
 from icml26.seeding import derive_seed
 
 from . import PROPOSED
@@ -59,11 +66,10 @@ def _classical(cfg, sweep):
 
 
 def sample_complexity(cfg, curves):
-    plt = pyplot()
     eps = float(cfg["params"]["eps_headline"])
     nb = int(cfg["params"]["n_bootstrap"])
     colors = _colors(cfg)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    fig, axes = subplots(1, 2, figsize=(11.0, 3.8))
     for ax, sweep, xi in ((axes[0], "A", 0), (axes[1], "B", 1)):
         sets = sorted(_classical(cfg, sweep).items(), key=lambda kv: kv[1][xi])
         for method, ls in (("learner", "-"), ("oracle", "--")):
@@ -81,7 +87,7 @@ def sample_complexity(cfg, curves):
             if xs:
                 ax.errorbar(xs, ys, yerr=[np.maximum(lo, 0), np.maximum(hi, 0)], ls=ls,
                             marker="o", ms=4, capsize=3, color=colors[method],
-                            label=_label(cfg, method))
+                            label=_label(cfg, method), zorder=method_zorder(method, PROPOSED))
         if sweep == "A":
             ax.set_xscale("log", base=2)
             ax.set_xlabel("n (k = 2)")
@@ -99,9 +105,7 @@ def sample_complexity(cfg, curves):
             ax.set_title(f"m*(eps = {eps:g}) vs k: O(2^k) predicted")
         ax.set_yscale("log")
         ax.set_ylabel("samples m*")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper left")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
@@ -113,28 +117,28 @@ def _curve_panel(ax, cfg, curves, setting, methods, colors):
         mean = E.mean(1)
         se = E.std(1, ddof=1) / np.sqrt(E.shape[1]) if E.shape[1] > 1 else 0 * mean
         ls = "--" if method == "oracle" else "-"
-        ax.plot(ms, mean, ls, marker="o", ms=3, color=colors[method], label=_label(cfg, method))
+        z = method_zorder(method, PROPOSED)
+        ax.plot(ms, mean, ls, marker="o", ms=3, color=colors[method], label=_label(cfg, method),
+                zorder=z)
         ax.fill_between(ms, np.maximum(mean - se, 1e-6), mean + se, color=colors[method],
-                        alpha=0.15)
+                        alpha=0.15, lw=0, zorder=z - 0.5)
     ax.set_xscale("log")
     ax.set_yscale("log")
 
 
 def error_curves(cfg, curves):
-    plt = pyplot()
     colors = _colors(cfg)
     panels = [(find_setting(cfg, "classical", 12, k), f"n = 12, k = {k}") for k in (1, 2, 3)]
     panels.append((find_setting(cfg, "classical", 16, 2), "n = 16, k = 2 (with max-TV)"))
     panels = [(s, t) for s, t in panels if s]
-    fig, axes = plt.subplots(1, max(1, len(panels)), figsize=(3.2 * max(1, len(panels)), 3.4),
-                             squeeze=False)
+    fig, axes = subplots(1, max(1, len(panels)), figsize=(3.6 * max(1, len(panels)) + 1.6, 3.6),
+                         squeeze=False)
     for ax, (setting, title) in zip(axes[0], panels, strict=False):
         _curve_panel(ax, cfg, curves, setting, [m for m in cfg["methods"]], colors)
         ax.set_title(title)
         ax.set_xlabel("samples m")
         ax.set_ylabel("mean TV error")
-        ax.legend(loc="lower left", fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
@@ -143,7 +147,7 @@ def quantum(cfg, curves):
     sets = [(name, int(p["n"]), int(p["k"])) for name, p in cfg["settings"].items()
             if (p or {}).get("kind") == "quantum"]
     cmap = plt.get_cmap("viridis")
-    fig, ax = plt.subplots(figsize=(5.4, 3.9))
+    fig, ax = subplots(figsize=(8.4, 4.0))
     for i, (name, n, k) in enumerate(sorted(sets, key=lambda s: (s[2], s[1]))):
         col = cmap(0.1 + 0.75 * i / max(1, len(sets) - 1))
         for method, ls in (("learner", "-"), ("oracle", "--")):
@@ -152,7 +156,7 @@ def quantum(cfg, curves):
                 continue
             lab = f"n={n}, k={k}" + ("" if method == "learner" else " (oracle)")
             ax.plot(ms, e, ls, marker="o" if method == "learner" else None, ms=3, color=col,
-                    label=lab)
+                    label=lab, zorder=method_zorder(method, PROPOSED))
         if i == 0:
             ms, e = pooled_curve(curves, "learner", name)
             if ms is not None:
@@ -163,8 +167,7 @@ def quantum(cfg, curves):
     ax.set_xlabel("copies m")
     ax.set_ylabel("mean trace distance")
     ax.set_title("Quantum junta states (solid: learner, dashed: oracle support)")
-    ax.legend(loc="lower left", fontsize=7, ncol=2)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import method_style, pyplot
+from icml26.plotting import band_style, legend_outside, method_style, subplots
 
 from . import PROPOSED
 from .claims import BASELINES, gain_over_best, per_seed
@@ -31,17 +31,15 @@ def _curve(curves, method, setting, metric):
     return g.mean(), g.std().fillna(0.0)
 
 
-def _grid(plt, n, w=3.6, h=2.8, rows=1):
+def _grid(n, w=3.6, h=2.8, rows=1, legend_w=2.0):
     cols = int(np.ceil(n / rows))
-    fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(w * cols, h * rows))
-    return fig, axes
+    return subplots(rows, cols, squeeze=False, figsize=(w * cols + legend_w, h * rows))
 
 
 def learning_curves(cfg, curves):
-    plt = pyplot()
     settings = list(cfg["settings"])
     rows = 1 if len(settings) <= 3 else int(np.ceil(len(settings) / 4))
-    fig, axes = _grid(plt, len(settings), rows=rows)
+    fig, axes = _grid(len(settings), rows=rows)
     for ax, s in zip(axes.ravel(), settings, strict=False):
         for method in cfg["methods"]:
             mean, sd = _curve(curves, method, s, "success")
@@ -49,24 +47,21 @@ def learning_curves(cfg, curves):
                 continue
             style = _style(cfg, method)
             ax.plot(mean.index, mean, **style)
-            ax.fill_between(mean.index, mean - sd, mean + sd, color=style["color"], alpha=0.15,
-                            linewidth=0)
+            ax.fill_between(mean.index, mean - sd, mean + sd, **band_style(style))
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(f"setting: {s}")
         ax.set_xlabel("training episodes per task")
         ax.set_ylabel("greedy success (task mean)")
     for ax in axes.ravel()[len(settings):]:
         ax.set_visible(False)
-    axes.ravel()[len(settings) - 1].legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def ablation(cfg, metrics):
-    plt = pyplot()
     settings = list(cfg["settings"])
     methods = [m for m in ABLATIONS if m in cfg["methods"]]
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.6 * len(settings) + 2), 3.0))
+    fig, ax = subplots(figsize=(max(4.0, 1.6 * len(settings) + 2) + 2.0, 3.2))
     width = 0.8 / max(len(methods), 1)
     for i, method in enumerate(methods):
         style = _style(cfg, method)
@@ -76,22 +71,20 @@ def ablation(cfg, metrics):
         sds = [v.std(ddof=1) if v.size > 1 else 0.0 for v in vals]
         ax.bar(xs, means, width, yerr=sds, color=style["color"], label=style["label"],
                hatch="//" if method != PROPOSED else None, capsize=2, error_kw={"lw": 0.8},
-               alpha=0.85)
+               alpha=0.85, zorder=style["zorder"])
         for x, v in zip(xs, vals, strict=True):
-            ax.plot(np.full(v.size, x), v, "k.", ms=3)
+            ax.plot(np.full(v.size, x), v, "k.", ms=3, zorder=style["zorder"] + 1)
     ax.set_xticks(np.arange(len(settings)))
     ax.set_xticklabels(settings, rotation=20 if len(settings) > 3 else 0)
     ax.set_ylabel("success AUC")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def shaping_diagnostic(cfg, curves):
-    plt = pyplot()
     settings = list(cfg["settings"])
-    fig, axes = plt.subplots(2, len(settings), squeeze=False, sharex=True,
-                             figsize=(3.6 * len(settings), 4.6))
+    fig, axes = subplots(2, len(settings), squeeze=False, sharex=True,
+                         figsize=(3.6 * len(settings) + 2.2, 4.6))
     color = _style(cfg, PROPOSED)["color"]
     for j, s in enumerate(settings):
         top, bottom = axes[0, j], axes[1, j]
@@ -106,12 +99,10 @@ def shaping_diagnostic(cfg, curves):
             ax.fill_between(mean.index, mean - sd, mean + sd, color=color, alpha=0.12,
                             linewidth=0)
         top.set_title(f"LaGEA, setting: {s}")
-        top.legend(fontsize=7)
-        bottom.legend(fontsize=7)
         bottom.set_xlabel("training episodes per task")
     axes[0, 0].set_ylabel("rho / success EMA")
     axes[1, 0].set_ylabel("|r_shape|")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

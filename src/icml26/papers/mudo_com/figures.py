@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import method_style, pyplot
+from icml26.plotting import legend_outside, method_style, subplots
 
 from . import PROPOSED
 
@@ -31,11 +31,10 @@ def _label(cfg, method):
 
 
 def vs_domains(cfg, metrics):
-    plt = pyplot()
     m = _annotate(cfg, metrics)
     rhos = sorted(m["rho"].unique())
-    fig, axes = plt.subplots(2, max(len(rhos), 1), figsize=(3.2 * max(len(rhos), 1), 5.2),
-                             squeeze=False)
+    fig, axes = subplots(2, max(len(rhos), 1), figsize=(3.6 * max(len(rhos), 1) + 2.0, 5.6),
+                         squeeze=False)
     for j, rho in enumerate(rhos):
         for i, col in enumerate(("mcc", "amari")):
             ax = axes[i, j]
@@ -55,16 +54,14 @@ def vs_domains(cfg, metrics):
             ax.set_xlabel("number of domains E")
             ax.set_ylabel("MCC (held-out)" if col == "mcc" else "Amari distance")
             ax.set_title(f"rho = {rho:g}")
-    axes[0, 0].legend()
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def vs_rho(cfg, metrics):
-    plt = pyplot()
     m = _annotate(cfg, metrics)
     E = 10 if (m["E"] == 10).any() else (int(m["E"].max()) if len(m) else 10)
-    fig, ax = plt.subplots(figsize=(4.2, 3.2))
+    fig, ax = subplots(figsize=(4.2, 3.2))
     for method in ("mudo-com", "jd-ls"):
         part = m[(m["method"] == method) & (m["E"] == E)]
         if not len(part):
@@ -77,8 +74,7 @@ def vs_rho(cfg, metrics):
     ax.set_xlabel("dependence strength rho")
     ax.set_ylabel("MCC (held-out)")
     ax.set_title(f"E = {E}")
-    ax.legend()
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import method_style, pyplot
+from icml26.plotting import band_style, legend_outside, method_style, subplots
 
 from . import PROPOSED
 from .claims import DILOCO, DPA, DPM, MULOCO
@@ -40,11 +40,10 @@ def _by_k(cfg, metrics, method, column):
 
 
 def make(cfg, metrics, curves) -> dict:
-    plt = pyplot()
     methods = list(cfg["methods"])
     out = {}
 
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = subplots(figsize=(7.0, 3.6))
     for m in (DILOCO, MULOCO):
         x, mu, sd = _by_k(cfg, metrics, m, "final_val_loss")
         if x.size:
@@ -59,11 +58,10 @@ def make(cfg, metrics, curves) -> dict:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("workers K")
     ax.set_ylabel("final validation loss (nats/char)")
-    ax.legend()
-    fig.tight_layout()
+    legend_outside(fig)
     out["loss_vs_k"] = fig
 
-    fig, ax = plt.subplots(figsize=(5.2, 3.6))
+    fig, ax = subplots(figsize=(7.0, 3.6))
     for m in (DILOCO, MULOCO):
         x, mu, sd = _by_k(cfg, metrics, m, "mean_cos")
         if x.size:
@@ -72,11 +70,10 @@ def make(cfg, metrics, curves) -> dict:
     ax.set_xscale("log", base=2)
     ax.set_xlabel("workers K")
     ax.set_ylabel("mean cos(Δ, Δ_ref)")
-    ax.legend()
-    fig.tight_layout()
+    legend_outside(fig)
     out["cosine_vs_k"] = fig
 
-    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    fig, ax = subplots(figsize=(8.0, 3.6))
     settings = _default_h_settings(cfg)
     big = settings[-1] if settings else None
     val = curves[curves["metric"] == "val_loss"]
@@ -94,11 +91,10 @@ def make(cfg, metrics, curves) -> dict:
         if m not in DP_OF:
             style["linestyle"] = "--"
         ax.plot(x, mu, **style)
-        ax.fill_between(x, mu - sd, mu + sd, color=style["color"], alpha=0.15, lw=0)
+        ax.fill_between(x, mu - sd, mu + sd, **band_style(style))
     ax.set_xlabel("inner steps")
     ax.set_ylabel("validation loss (nats/char)")
-    ax.legend()
-    fig.tight_layout()
+    legend_outside(fig)
     out["curves"] = fig
     return out
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED
 from .claims import find_setting
@@ -29,11 +35,10 @@ def _sweep_settings(cfg, dataset):
 
 
 def contamination_sweep(cfg, metrics):
-    plt = pyplot()
     panels = [(ds, _sweep_settings(cfg, ds)) for ds in ("synthetic", "diabetes")]
     panels = [(ds, sw) for ds, sw in panels if sw]
     colors = method_colors(cfg["methods"], PROPOSED)
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
+    fig, axes = subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
     for ax, (ds, sweep) in zip(axes[0], panels, strict=True):
         for m in cfg["methods"]:
             xs, mu, sd = [], [], []
@@ -47,15 +52,13 @@ def contamination_sweep(cfg, metrics):
                 continue
             ls = ":" if m == "huber" else ("--" if m == "optimistic-chi2" else "-")
             ax.errorbar(xs, mu, yerr=sd, color=colors[m], marker="o", ms=3, capsize=2, ls=ls,
-                        lw=2.2 if m == PROPOSED else 1.3, label=_label(cfg, m))
+                        lw=2.2 if m == PROPOSED else 1.3, label=_label(cfg, m),
+                        zorder=method_zorder(m, PROPOSED))
         ax.set_yscale("log")
         ax.set_xlabel("contamination fraction ε")
         ax.set_ylabel("clean test MSE")
         ax.set_title(f"{ds}" + (" (covariate-shifted test set)" if ds == "synthetic" else ""))
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=4, bbox_to_anchor=(0.5, -0.02),
-               frameon=False)
-    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    legend_outside(fig, *axes[0][0].get_legend_handles_labels(), below=True)
     return fig
 
 
@@ -70,8 +73,7 @@ def _mechanism_setting(cfg, curves):
 
 
 def mechanism(cfg, curves):
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6))
+    fig, axes = subplots(1, 2, figsize=(9.0, 3.6))
     setting = _mechanism_setting(cfg, curves)
     if setting is None:
         for ax in axes:
@@ -97,8 +99,7 @@ def mechanism(cfg, curves):
     axes[1].set_xscale("symlog", linthresh=1.0)
     axes[0].set_title(f"{setting}, seed {seed}: weights vs leverage")
     axes[1].set_title("weights vs residual (outliers get 0)")
-    axes[0].legend(loc="upper right")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

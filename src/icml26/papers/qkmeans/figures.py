@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    pyplot,
+    subplots,
+)
 from icml26.stats import geometric_mean
 
 from . import PROPOSED
@@ -35,12 +42,11 @@ def _headline_k(cfg, curves, setting):
 
 
 def scaling_law(cfg, curves):
-    plt = pyplot()
     tori = manifold_settings(cfg)
     proxy = cfg["params"].get("scaling_proxy", KPP)
     slope_k = [int(k) for k in cfg["params"]["slope_k"]]
     colors = _d_colors(list(tori))
-    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    fig, ax = subplots(figsize=(8.4, 4.0))
     for d, setting in tori.items():
         table = curve_table(curves, proxy, setting, "cost")
         if table.empty:
@@ -67,18 +73,16 @@ def scaling_law(cfg, curves):
     ax.set_xlabel("k (number of centres)")
     ax.set_ylabel(f"cost / n ({_label(cfg, proxy)})")
     ax.set_title("Scaling law: cost ~ k^(-2/d) (dashed: slope -2/d)")
-    ax.legend(loc="lower left")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def tradeoff(cfg, curves):
-    plt = pyplot()
     panels = list(manifold_settings(cfg).values()) + _digits(cfg)
     methods = [m for m in cfg["methods"] if (curves["method"] == m).any()]
     colors = method_colors(methods, PROPOSED)
     markers = {m: MARKERS[i % len(MARKERS)] for i, m in enumerate(methods)}
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.1 * len(panels), 3.4), squeeze=False)
+    fig, axes = subplots(1, len(panels), figsize=(3.4 * len(panels), 3.8), squeeze=False)
     for ax, setting in zip(axes[0], panels, strict=True):
         k = _headline_k(cfg, curves, setting)
         ref = curve_table(curves, KPP, setting, "cost")
@@ -99,29 +103,26 @@ def tradeoff(cfg, curves):
             zero = x.mean() <= 0
             ax.errorbar(left if zero else x.mean(), ratio.mean(), xerr=None if zero else x.std(),
                         yerr=ratio.std(), color=colors[m], marker=markers[m], ms=6, capsize=2,
-                        label=_label(cfg, m), clip_on=False)
+                        label=_label(cfg, m), clip_on=False, zorder=method_zorder(m, PROPOSED))
             if zero:
                 ax.annotate("0 evals", (left, ratio.mean()), textcoords="offset points",
-                            xytext=(7, -3), fontsize=7, color=colors[m])
+                            xytext=(7, -3), fontsize=8, color=colors[m])
         ax.axhline(1.0, color=REFERENCE_COLOR, lw=0.8, ls="--")
         ax.set_xscale("log")
         ax.set_xlim(left / 1.5, max(positive, default=10.0) * 3)
         ax.set_xlabel("distance-equivalents")
         ax.set_title(f"{setting}, k = {k}")
     axes[0][0].set_ylabel("cost / k-means++ cost (same seed)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)),
-               bbox_to_anchor=(0.5, -0.02), frameon=False)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    legend_outside(fig, *axes[0][0].get_legend_handles_labels(), below=True,
+                   ncol=min(5, len(methods)))
     return fig
 
 
 def trials(cfg, curves):
-    plt = pyplot()
     tori = manifold_settings(cfg)
     slope_k = [int(k) for k in cfg["params"]["slope_k"]]
     colors = _d_colors(list(tori))
-    fig, ax = plt.subplots(figsize=(5.2, 3.8))
+    fig, ax = subplots(figsize=(8.4, 4.0))
     for d, setting in tori.items():
         table = curve_table(curves, EXACT, setting, "trials")
         if table.empty:
@@ -142,8 +143,7 @@ def trials(cfg, curves):
     ax.set_xlabel("k (number of centres)")
     ax.set_ylabel("trials (proposals) until k centres")
     ax.set_title("Qkmeans trials ~ k^(1+2/d) (dotted: reference slope)")
-    ax.legend(loc="upper left", fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED, mixture
 from .claims import MIXTURE, POLICY
@@ -33,9 +39,8 @@ def _part_settings(cfg, parts):
 
 def forgetting_tradeoff(cfg, curves):
     """One panel per Part B setting (the MLP `policy`; at full scale also the transformer)."""
-    plt = pyplot()
     panels = _part_settings(cfg, ("policy", "sequence")) or [POLICY]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.4 * len(panels), 4.0), squeeze=False)
+    fig, axes = subplots(1, len(panels), figsize=(7.8 * len(panels), 4.2), squeeze=False)
     for ax, setting in zip(axes[0], panels, strict=True):
         methods = _methods_in(cfg, curves, setting)
         colors = method_colors(methods, PROPOSED)
@@ -46,7 +51,8 @@ def forgetting_tradeoff(cfg, curves):
                 continue
             ax.plot(t["new_acc"], t["old_acc"], ls="--" if m == "rl-lr0.5" else "-",
                     marker=MARKERS[cfg["methods"].index(m) % len(MARKERS)], ms=3,
-                    color=colors[m], lw=2.2 if m == PROPOSED else 1.4, label=_label(cfg, m))
+                    color=colors[m], lw=2.2 if m == PROPOSED else 1.4, label=_label(cfg, m),
+                    zorder=method_zorder(m, PROPOSED))
             base = (t["new_acc"].iloc[0], t["old_acc"].iloc[0])
         if base is not None:
             ax.plot(*base, "*", ms=14, color="black", label="base model", zorder=5)
@@ -54,20 +60,18 @@ def forgetting_tradeoff(cfg, curves):
         ax.set_xlabel("new-task accuracy P(y in C(i))")
         ax.set_ylabel("old-task accuracy P(g(j))")
         ax.set_title(f"Part B ({setting}): forgetting along post-training (mean over seeds)")
-        ax.legend(loc="lower left", fontsize=7)
-    fig.tight_layout()
+        legend_outside(ax)  # colours are per panel (the methods present in it)
     return fig
 
 
 def mixture_densities(cfg, curves):
-    plt = pyplot()
     methods = [m for m in ("sft", "rl") if m in _methods_in(cfg, curves, MIXTURE)]
     p = setting_params(cfg, MIXTURE) if MIXTURE in cfg["settings"] else None
     iters = int(p["iterations"]) if p else 0
     snaps = sorted({s for s in (p["snapshots"] if p else []) if s <= iters} | {iters})
-    fig, axes = plt.subplots(max(1, len(methods)), max(1, len(snaps)), squeeze=False,
-                             figsize=(2.3 * max(1, len(snaps)), 2.0 * max(1, len(methods))),
-                             sharex=True, sharey=True)
+    fig, axes = subplots(max(1, len(methods)), max(1, len(snaps)), squeeze=False,
+                         figsize=(2.6 * max(1, len(snaps)), 2.4 * max(1, len(methods))),
+                         sharex=True, sharey=True)
     if not methods:
         return fig
     c = mixture.constants(p)
@@ -89,12 +93,11 @@ def mixture_densities(cfg, curves):
                 ax.set_title(f"{_label(cfg, m).split(' (')[0]}, it {step}\n"
                              f"Acc(T')={t.loc[step, 'old_acc']:.2f} Acc(T)="
                              f"{t.loc[step, 'new_acc']:.2f} π={t.loc[step, 'pi']:.2f}",
-                             fontsize=7)
+                             fontsize=8)
             ax.set_xlim(ys[0], ys[-1])
         axes[row][0].set_ylabel("density")
     for ax in axes[-1]:
         ax.set_xlabel("y")
-    fig.tight_layout()
     return fig
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    pyplot,
+    subplots,
+)
 
 from . import PROPOSED
 
@@ -45,7 +52,7 @@ def examples(cfg, curves):
     plt = pyplot()
     setting, seed = list(cfg["settings"])[0], cfg["seeds"][0]
     n = sum(1 for i in range(6) if len(_series(curves, "FM", setting, seed, f"ex{i}/px")))
-    fig, axes = plt.subplots(2, 3, figsize=(8.4, 5.6))
+    fig, axes = subplots(2, 3, figsize=(9.6, 5.6))
     colors = {"FM": "#7f8c8d", PROPOSED: method_colors([PROPOSED], PROPOSED)[PROPOSED]}
     for i, ax in enumerate(axes.ravel()):
         ax.set_aspect("equal")
@@ -62,7 +69,7 @@ def examples(cfg, curves):
             py = _series(curves, m, setting, seed, f"ex{i}/py")
             if len(px):
                 ax.plot(px, py, "-o", ms=2, color=colors[m], label=_label(cfg, m),
-                        lw=2.0 if m == PROPOSED else 1.2)
+                        lw=2.0 if m == PROPOSED else 1.2, zorder=method_zorder(m, PROPOSED))
         px = _series(curves, "FM", setting, seed, f"ex{i}/px")
         g = _series(curves, "FM", setting, seed, f"ex{i}/goal")
         ax.plot(px[:1], _series(curves, "FM", setting, seed, f"ex{i}/py")[:1], "ko", ms=5)
@@ -70,20 +77,17 @@ def examples(cfg, curves):
         ax.set_title(f"problem {i}")
         ax.set_xticks([])  # positions only; tick labels cost seconds of layout per figure
         ax.set_yticks([])
-        if i == 0:
-            ax.legend(loc="best")
     fig.suptitle(f"Example plans ({setting}, seed {seed})")
-    fig.subplots_adjust(wspace=0.15, hspace=0.25)  # no tight_layout: ~1 CPU-s per figure
+    legend_outside(fig)
     return fig
 
 
 def prescribed_time(cfg, curves):
-    plt = pyplot()
     setting = list(cfg["settings"])[0]
     methods = [m for m in ("FM", "CBF-states-only", "SAD-noCLF", PROPOSED)
                if (curves["method"] == m).any()]
     colors = method_colors(methods, PROPOSED)
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+    fig, axes = subplots(1, 3, figsize=(13.0, 3.6))
     panels = (("plan0_min_h_obs", "min_t,o h_obstacle", False),
               ("plan0_min_h_act", "min_t action barrier", False),
               ("plan0_consistency", "max_t ||x_t+1 - f(x_t,u_t)||", True))
@@ -95,9 +99,11 @@ def prescribed_time(cfg, curves):
             if val.empty:
                 continue
             t = tau.mean(axis=1).to_numpy()
+            z = method_zorder(m, PROPOSED)
             ax.plot(t, val.mean(axis=1), color=colors[m], lw=2.2 if m == PROPOSED else 1.3,
-                    label=_label(cfg, m))
-            ax.fill_between(t, val.min(axis=1), val.max(axis=1), color=colors[m], alpha=0.12)
+                    label=_label(cfg, m), zorder=z)
+            ax.fill_between(t, val.min(axis=1), val.max(axis=1), color=colors[m], alpha=0.12,
+                            lw=0, zorder=z - 0.5)
         ax.axvline(float(cfg["params"]["tau_on"]), color=REFERENCE_COLOR, ls=":")
         if log:
             _plain_log(ax)
@@ -111,16 +117,14 @@ def prescribed_time(cfg, curves):
             ax.yaxis.set_minor_locator(NullLocator())
         ax.set_xlabel("flow time tau")
         ax.set_ylabel(ylabel)
-    axes[0].legend(loc="best")
-    fig.subplots_adjust(wspace=0.35, bottom=0.16)
+    legend_outside(fig)
     return fig
 
 
 def constraint_rates(cfg, metrics):
-    plt = pyplot()
     methods = _methods(cfg, metrics)
     colors = method_colors(methods, PROPOSED)
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.6))
+    fig, axes = subplots(1, 4, figsize=(13.0, 4.2))
     cols = (("safety_rate", "safety rate"), ("admissibility_rate", "admissibility rate"),
             ("executed_success", "executed success"), ("consistency_mean", "consistency error"))
     x = np.arange(len(methods))
@@ -129,7 +133,9 @@ def constraint_rates(cfg, metrics):
         g = vals.groupby(metrics["method"])
         mean = [g.mean().get(m, np.nan) for m in methods]
         sd = [g.std(ddof=0).get(m, np.nan) for m in methods]
-        ax.bar(x, mean, yerr=sd, color=[colors[m] for m in methods], capsize=2)
+        bars = ax.bar(x, mean, yerr=sd, color=[colors[m] for m in methods], capsize=2)
+        for bar, m in zip(bars, methods, strict=True):
+            bar.set_zorder(method_zorder(m, PROPOSED))
         ax.set_xticks(x, methods, rotation=60, ha="right")
         ax.set_title(title)
         if col == "consistency_mean":
@@ -137,7 +143,6 @@ def constraint_rates(cfg, metrics):
             ax.axhline(1e-2, color=REFERENCE_COLOR, ls="--", lw=1)
         else:
             ax.set_ylim(0, 1.05)
-    fig.subplots_adjust(wspace=0.3, bottom=0.3)
     return fig
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_style, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    band_style,
+    legend_outside,
+    method_style,
+    pyplot,
+    subplots,
+)
 
 from . import PROPOSED
 from .claims import pooled
@@ -40,10 +47,9 @@ def pooled_curve(pooled_q, method: str, setting: str):
 
 
 def deployment(cfg, pc):
-    plt = pyplot()
     settings = list(cfg["settings"])
-    fig, axes = plt.subplots(len(ROWS), len(settings), figsize=(4.2 * len(settings), 7.2),
-                             squeeze=False, sharex=True)
+    fig, axes = subplots(len(ROWS), len(settings), figsize=(4.2 * len(settings) + 2.2, 7.6),
+                         squeeze=False, sharex=True)
     for j, s in enumerate(settings):
         mu, p = real_system(cfg, s)
         for i, (q, label) in enumerate(ROWS):
@@ -55,21 +61,20 @@ def deployment(cfg, pc):
                 style = method_style(m, cfg["methods"], PROPOSED)
                 style["label"] = cfg["labels"].get(m, m)
                 ax.plot(x, mean, **style)
-                ax.fill_between(x, mean - sd, mean + sd, color=style["color"], alpha=0.10)
+                ax.fill_between(x, mean - sd, mean + sd, **band_style(style, 0.10))
             ax.set_ylabel(label)
             if i == 0:
                 ax.set_title(f"{s} (mu={mu:g}, delay p={p:g})")
             if i == len(ROWS) - 1:
                 ax.set_xlabel("deployment episode")
     axes[0, 0].set_ylim(-0.05, 1.05)
-    axes[0, -1].legend(loc="upper right", fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def adaptation(cfg, pc):
     plt = pyplot()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(8.4, 3.2))
+    fig, (a1, a2) = subplots(1, 2, figsize=(9.6, 3.4))
     colors = plt.get_cmap("tab10")
     for k, s in enumerate(cfg["settings"]):
         mu, _ = real_system(cfg, s)
@@ -90,8 +95,7 @@ def adaptation(cfg, pc):
     for ax in (a1, a2):
         ax.set_xlabel("deployment episode")
     a1.axhline(1.0, color=REFERENCE_COLOR, lw=0.8)
-    a1.legend(fontsize=7)
-    fig.tight_layout()
+    legend_outside(fig, title="setting")
     return fig
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from icml26.plotting import method_style, pyplot
+from icml26.plotting import band_style, legend_outside, method_style, subplots
 
 from . import PROPOSED
 from .claims import BASELINES, SMAC
@@ -26,11 +26,10 @@ def _table(curves, method, setting, metric):
 
 
 def _curve_panels(cfg, curves, metric, xlabel, xscale=1.0, dashed_off=False):
-    plt = pyplot()
     settings = list(cfg["settings"])
     methods = _methods(cfg, curves)
-    fig, axes = plt.subplots(1, len(settings), figsize=(5.2 * len(settings), 3.6),
-                             squeeze=False)
+    fig, axes = subplots(1, len(settings), figsize=(5.2 * len(settings) + 1.8, 3.8),
+                         squeeze=False)
     for ax, setting in zip(axes[0], settings, strict=True):
         for m in methods:
             t = _table(curves, m, setting, metric)
@@ -41,37 +40,35 @@ def _curve_panels(cfg, curves, metric, xlabel, xscale=1.0, dashed_off=False):
             style = method_style(m, methods, PROPOSED)
             style["label"] = _label(cfg, m)
             ax.plot(x, mean, **style)
-            ax.fill_between(x, mean - std, mean + std, color=style["color"], alpha=0.15, lw=0)
+            ax.fill_between(x, mean - std, mean + std, **band_style(style))
             if dashed_off:
                 ax.axhline(float(t[t.columns[0]].mean()), color=style["color"], ls="--", lw=0.9,
-                           alpha=0.8)
+                           alpha=0.8, zorder=style["zorder"] - 0.5)
         ax.set_xlabel(xlabel)
         ax.set_ylabel("normalised score NS")
         ax.set_title(f"dataset: {setting}")
-    axes[0][0].legend(loc="lower right")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
 def make(cfg, metrics, curves) -> dict:
-    plt = pyplot()
     fine = _curve_panels(cfg, curves, "ns_online", "online SAC steps", dashed_off=True)
-    fine.suptitle("Offline-to-online fine-tuning (dashed: NS_off)", y=1.02)
+    fine.suptitle("Offline-to-online fine-tuning (dashed: NS_off)")
     k = max(1, int(cfg["params"]["interp_points"]) - 1)
     valley = _curve_panels(cfg, curves, "ns_interp", "lambda (0: offline actor, 1: fine-tuned)",
                            xscale=1.0 / k)
-    valley.suptitle("NS along theta(lambda) = (1 - lambda) theta_off + lambda theta_on", y=1.02)
+    valley.suptitle("NS along theta(lambda) = (1 - lambda) theta_off + lambda theta_on")
     methods = [m for m in cfg["methods"] if (metrics["method"] == m).any()]
-    fig, axes = plt.subplots(1, len(METRICS), figsize=(11, 3.4))
+    fig, axes = subplots(1, len(METRICS), figsize=(12.0, 3.8))
     for ax, (col, title) in zip(axes, METRICS, strict=True):
         for i, m in enumerate(methods):
             v = metrics.loc[metrics["method"] == m, col].astype(float)
             style = method_style(m, methods, PROPOSED)
-            ax.bar(i, v.mean(), yerr=v.std(ddof=0), color=style["color"], capsize=3)
+            ax.bar(i, v.mean(), yerr=v.std(ddof=0), color=style["color"], capsize=3,
+                   zorder=style["zorder"])
         ax.set_xticks(range(len(methods)), [_label(cfg, m) for m in methods], rotation=30,
                       ha="right")
         ax.set_title(title)
-    fig.tight_layout()
     return {"finetune": fine, "valley": valley, "regret": fig}
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED
 from .experiment import cell, setting_params
@@ -17,13 +23,12 @@ def _label(cfg, method):
 
 
 def certified_accuracy(cfg, metrics, curves):
-    plt = pyplot()
     settings = list(cfg["settings"])
     methods = [m for m in cfg["methods"] if (curves["method"] == m).any()]
     colors = method_colors(methods, PROPOSED)
     ncol = min(4, len(settings))
     nrow = int(np.ceil(len(settings) / ncol))
-    fig, axes = plt.subplots(nrow, ncol, figsize=(3.2 * ncol, 2.9 * nrow), squeeze=False)
+    fig, axes = subplots(nrow, ncol, figsize=(3.6 * ncol, 3.0 * nrow + 0.6), squeeze=False)
     for ax, setting in zip(axes.ravel(), settings, strict=False):
         threat, P = cell(cfg, setting)
         for m in methods:
@@ -34,9 +39,11 @@ def certified_accuracy(cfg, metrics, curves):
             table = part.pivot_table(index="seed", columns="step", values="value")
             r = table.columns.to_numpy(dtype=float)
             mean, std = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
+            z = method_zorder(m, PROPOSED)
             ax.plot(r, mean, color=colors[m], lw=2.2 if m == PROPOSED else 1.4,
-                    ls="--" if m in ABLATIONS else "-", label=_label(cfg, m))
-            ax.fill_between(r, mean - std, mean + std, color=colors[m], alpha=0.15, lw=0)
+                    ls="--" if m in ABLATIONS else "-", label=_label(cfg, m), zorder=z)
+            ax.fill_between(r, mean - std, mean + std, color=colors[m], alpha=0.15, lw=0,
+                            zorder=z - 0.5)
         ref = metrics.loc[metrics["setting"] == setting, "ref_clean_acc"]
         if len(ref):
             ax.axhline(float(ref.mean()), color=REFERENCE_COLOR, ls=":", lw=1,
@@ -51,9 +58,7 @@ def certified_accuracy(cfg, metrics, curves):
     for ax in axes.ravel()[len(settings):]:
         ax.axis("off")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(5, len(labels)),
-               bbox_to_anchor=(0.5, -0.01), frameon=False)
-    fig.tight_layout(rect=(0, 0.07 if nrow == 1 else 0.04, 1, 1))
+    legend_outside(fig, handles, labels, below=True, ncol=min(5, len(labels)))
     return fig
 
 

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    BASELINE_ZORDER,
+    PROPOSED_ZORDER,
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED
 from .claims import BLACK, LL, TEL, WHITE
@@ -20,19 +28,19 @@ def _settings(cfg, metrics):
 
 
 def detection(cfg, metrics):
-    plt = pyplot()
     settings = _settings(cfg, metrics)
     methods = [m for m in cfg["methods"] if (metrics["method"] == m).any()]
     colors = method_colors(methods, PROPOSED)
-    fig, axes = plt.subplots(1, len(settings), figsize=(3.6 * len(settings), 3.6), sharey=True,
-                             squeeze=False)
+    fig, axes = subplots(1, len(settings), figsize=(3.6 * len(settings), 4.0), sharey=True,
+                         squeeze=False)
     for ax, s in zip(axes[0], settings, strict=True):
         for i, m in enumerate(methods):
             v = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]["auroc"].to_numpy()
             if not len(v):
                 continue
-            ax.bar(i, v.mean(), color=colors[m], alpha=0.85)
-            ax.plot(np.full(len(v), i), v, "o", color="black", ms=3)
+            z = method_zorder(m, PROPOSED)
+            ax.bar(i, v.mean(), color=colors[m], alpha=0.85, zorder=z)
+            ax.plot(np.full(len(v), i), v, "o", color="black", ms=3, zorder=z + 1)
         ax.axhline(0.75, ls="--", color=REFERENCE_COLOR, lw=1)
         ax.axhline(0.5, ls=":", color=REFERENCE_COLOR, lw=1)
         ax.set_xticks(range(len(methods)))
@@ -40,13 +48,11 @@ def detection(cfg, metrics):
         ax.set_ylim(0, 1)
         ax.set_title(s)
     axes[0][0].set_ylabel("AUROC (machine = positive)")
-    fig.tight_layout()
     return fig
 
 
 def emergence(cfg, curves):
-    plt = pyplot()
-    fig, (ax_a, ax_r) = plt.subplots(1, 2, figsize=(8.4, 3.4))
+    fig, (ax_a, ax_r) = subplots(1, 2, figsize=(12.4, 3.6))
     c = curves[(curves["setting"] == BLACK) & curves["metric"].isin(
         ["ckpt_A", "ckpt_auroc", "ckpt_frac"])]
     if len(c):
@@ -64,8 +70,10 @@ def emergence(cfg, curves):
                                                       values="ckpt_auroc")
             if r.empty:
                 continue
-            ax_r.plot(r.index, r.to_numpy(), color=colors[m], lw=0.8, alpha=0.5)
-            ax_r.plot(r.index, r.mean(axis=1), "o-", color=colors[m], label=_label(cfg, m))
+            z = method_zorder(m, PROPOSED)
+            ax_r.plot(r.index, r.to_numpy(), color=colors[m], lw=0.8, alpha=0.5, zorder=z)
+            ax_r.plot(r.index, r.mean(axis=1), "o-", color=colors[m], label=_label(cfg, m),
+                      zorder=z)
         ax_r.axhline(0.5, ls=":", color=REFERENCE_COLOR, lw=1)
     for ax in (ax_a, ax_r):
         ax.set_xscale("log")
@@ -73,33 +81,32 @@ def emergence(cfg, curves):
     ax_a.set_yscale("log")
     ax_a.set_ylabel("aversion index A (human text)")
     ax_r.set_ylabel("black-box AUROC")
-    ax_a.legend(loc="best")
-    ax_r.legend(loc="best")
-    fig.tight_layout()
+    legend_outside(ax_a)
+    legend_outside(ax_r)
     return fig
 
 
 def log_tau_hist(cfg, curves):
-    plt = pyplot()
     lo, hi, n = cfg["params"]["hist_edges"]
     edges = np.linspace(float(lo), float(hi), int(n) + 1)
     c = curves[(curves["method"] == TEL) & curves["metric"].str.startswith("log_tau_hist")]
     settings = [s for s in (WHITE, BLACK) if (c["setting"] == s).any()]
-    fig, axes = plt.subplots(1, max(1, len(settings)), figsize=(4.2 * max(1, len(settings)), 3.2),
-                             squeeze=False)
+    fig, axes = subplots(1, max(1, len(settings)), figsize=(4.4 * max(1, len(settings)) + 1.2, 3.4),
+                         squeeze=False)
     seed = int(c["seed"].min()) if len(c) else 0
     for ax, s in zip(axes[0], settings, strict=False):
-        for name, color in (("human", "#34495e"), ("machine", "#c0392b")):
+        for name, color, z in (("human", "#34495e", BASELINE_ZORDER),
+                               ("machine", "#c0392b", PROPOSED_ZORDER)):
             part = c[(c["setting"] == s) & (c["seed"] == seed)
                      & (c["metric"] == f"log_tau_hist_{name}")].sort_values("step")
             counts = part["value"].to_numpy()
             if counts.sum() > 0:
-                ax.stairs(counts / counts.sum(), edges, color=color, label=name, lw=1.6)
+                ax.stairs(counts / counts.sum(), edges, color=color, label=name, lw=1.6,
+                          zorder=z)
         ax.set_xlabel("log tau_i = log p(s_i | s_1..s_i)")
         ax.set_ylabel("fraction of tokens")
         ax.set_title(f"{s} (seed {seed})")
-        ax.legend(loc="upper left")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, method_colors, pyplot
+from icml26.plotting import (
+    BASELINE_ZORDER,
+    PROPOSED_ZORDER,
+    REFERENCE_COLOR,
+    legend_outside,
+    method_colors,
+    method_zorder,
+    subplots,
+)
 
 from . import PROPOSED
 from .geometry import lower_frame_bound
@@ -15,11 +23,10 @@ def _label(cfg, m):
 
 
 def s1_rotation(cfg, metrics):
-    plt = pyplot()
     s1 = [s for s, p in cfg["settings"].items() if (p or {}).get("kind") == "s1"]
     methods = [m for m in cfg["methods"] if (metrics["method"] == m).any()]
     colors = method_colors(methods, PROPOSED)
-    fig, ax = plt.subplots(figsize=(5.4, 3.6))
+    fig, ax = subplots(figsize=(8.0, 3.8))
     width = 0.38
     for k, m in enumerate(methods):
         part = metrics[(metrics["method"] == m) & metrics["setting"].isin(s1)]
@@ -30,21 +37,19 @@ def s1_rotation(cfg, metrics):
                 continue
             ax.bar(k + off, v.mean(), width, yerr=v.std() if len(v) > 1 else None,
                    color=colors[m], alpha=1.0 if hatch is None else 0.55, hatch=hatch,
-                   edgecolor="black", linewidth=0.5, capsize=2)
+                   edgecolor="black", linewidth=0.5, capsize=2, zorder=method_zorder(m, PROPOSED))
     ax.set_xticks(range(len(methods)), [_label(cfg, m) for m in methods])
     ax.set_yscale("log")
     ax.set_ylabel("test relMSE (S1)")
     ax.bar(0, 0, color="white", edgecolor="black", label="aligned (solid)")
     ax.bar(0, 0, color="white", edgecolor="black", hatch="//", label="rotated (hatched)")
-    ax.legend(loc="upper left")
+    legend_outside(fig)
     ax.set_title("Trained on aligned ellipsoids: aligned vs rotated test clouds")
-    fig.tight_layout()
     return fig
 
 
 def frame_ratio(cfg, curves):
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    fig, ax = subplots(figsize=(7.6, 3.6))
     part = curves[curves["method"] == "vdw-gnn"]
     first = part["seed"].min() if len(part) else None
     part = part[part["seed"] == first] if not cfg["params"].get("data_per_seed") else part
@@ -53,16 +58,17 @@ def frame_ratio(cfg, curves):
     bound = lower_frame_bound(int(cfg["params"]["J"]))
     bins = np.linspace(0.0, 1.05, 64)
     if len(lo):
-        ax.hist(lo, bins=bins, alpha=0.7, color="#2980b9", label="per-cloud min")
-        ax.hist(hi, bins=bins, alpha=0.7, color="#c0392b", label="per-cloud max")
+        ax.hist(lo, bins=bins, alpha=0.7, color="#2980b9", label="per-cloud min",
+                zorder=BASELINE_ZORDER)
+        ax.hist(hi, bins=bins, alpha=0.7, color="#c0392b", label="per-cloud max",
+                zorder=PROPOSED_ZORDER)
     for x, name in ((bound, f"lower bound {bound:.3f}"), (1.0, "upper bound 1")):
         ax.axvline(x, color=REFERENCE_COLOR, ls="--", lw=1)
-        ax.annotate(name, (x, 0.95), xycoords=("data", "axes fraction"), fontsize=7,
+        ax.annotate(name, (x, 0.95), xycoords=("data", "axes fraction"), fontsize=8,
                     ha="left", xytext=(3, 0), textcoords="offset points")
     ax.set_xlabel("frame ratio (sum_j |Psi_j v|^2 + |Phi v|^2) / |v|^2")
     ax.set_ylabel("clouds")
-    ax.legend(loc="center right")
-    fig.tight_layout()
+    legend_outside(fig)
     return fig
 
 
