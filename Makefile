@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 CORES  ?= all
 SCALE  ?= default
 
-.PHONY: reproduce test smoke budget lint venv clean
+.PHONY: reproduce test smoke budget lint venv clean gpu-check
 
 # Reuses the venv; reinstalls only when the pins or the package metadata change.
 $(STAMP): requirements.lock pyproject.toml
@@ -33,6 +33,10 @@ test: $(STAMP)
 
 budget: $(STAMP)
 	$(BIN)/python -m icml26.budget benchmarks
+
+# Every torch paper at smoke on CUDA, then on the CPU: wall times and whether verdicts agree.
+gpu-check: $(STAMP)
+	scripts/gpu-check.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests workflow

@@ -2,6 +2,12 @@
 
 Every random draw takes an explicit ``torch.Generator`` so a run is reproducible from its seed
 and independent of other runs in the same process.
+
+Devices: the model may live on any device (``model.to(icml26.seeding.torch_device(...))``);
+token ids stay on the CPU, every random number (batch offsets, sampling uniforms) is drawn on
+the CPU generator and then moved to the model's device, and inputs are moved there before each
+forward pass. A run's draws are therefore the same on every device, and on the CPU nothing
+moves at all.
 """
 
 from __future__ import annotations
@@ -15,6 +21,13 @@ from .optim import clip_grad_norm, warmup_cosine
 
 def as_tensor(ids) -> torch.Tensor:
     return torch.as_tensor(np.asarray(ids), dtype=torch.long)
+
+
+def device_of(model) -> torch.device:
+    """The device of a model's first parameter (the CPU for a model without parameters)."""
+    for p in model.parameters():
+        return p.device
+    return torch.device("cpu")
 
 
 def random_batch(ids: torch.Tensor, batch: int, context: int, generator: torch.Generator):
@@ -42,8 +55,9 @@ def eval_loss(model, windows: torch.Tensor, batch: int = 256) -> float:
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
+    dev = device_of(model)
     for i in range(0, len(windows), batch):
-        w = windows[i : i + batch]
+        w = windows[i : i + batch].to(dev)
         logits = model(w[:, :-1])
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1),
                                reduction="sum")
@@ -55,13 +69,15 @@ def eval_loss(model, windows: torch.Tensor, batch: int = 256) -> float:
 
 def train_lm(model, opt, train_ids, *, steps: int, batch: int, context: int, seed: int,
              warmup: int = 0, final_frac: float = 0.1, clip: float | None = 1.0,
-             eval_every: int = 0, eval_fn=None) -> list[tuple[int, float]]:
+             eval_every: int = 0, eval_fn=None, device=None) -> list[tuple[int, float]]:
     """Train ``model`` with ``opt`` for ``steps`` steps of random windows.
 
     The schedule is ``warmup_cosine``; ``eval_fn(model) -> float`` runs at step 0, every
     ``eval_every`` steps and after the last step, and its values are returned as
-    (steps done, value) pairs.
+    (steps done, value) pairs. Batches are drawn on the CPU and moved to ``device`` (None:
+    the model's device).
     """
+    dev = device_of(model) if device is None else torch.device(device)
     ids = as_tensor(train_ids)
     gen = torch.Generator().manual_seed(int(seed))
     curve = []
@@ -70,6 +86,7 @@ def train_lm(model, opt, train_ids, *, steps: int, batch: int, context: int, see
         if eval_fn is not None and eval_every and step % eval_every == 0:
             curve.append((step, eval_fn(model)))
         x, y = random_batch(ids, batch, context, gen)
+        x, y = x.to(dev), y.to(dev)
         logits = model(x)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
         opt.zero_grad()
@@ -77,6 +94,8 @@ def train_lm(model, opt, train_ids, *, steps: int, batch: int, context: int, see
         if clip is not None:
             clip_grad_norm(opt.params, clip)
         opt.step(warmup_cosine(step, steps, warmup, final_frac))
+        if steps >= 8 and (step + 1) % (steps // 4) == 0:  # progress in the job's log
+            print(f"  lm step {step + 1}/{steps}: train loss {loss.item():.4f}", flush=True)
     if eval_fn is not None:
         curve.append((steps, eval_fn(model)))
     return curve
@@ -89,7 +108,7 @@ def token_logprobs(model, idx: torch.Tensor) -> torch.Tensor:
     Dropout is off for the pass; the model's train/eval mode is restored afterwards."""
     was_training = model.training
     model.eval()
-    out = F.log_softmax(model(idx), dim=-1)
+    out = F.log_softmax(model(idx.to(device_of(model))), dim=-1)
     model.train(was_training)
     return out
 
@@ -100,12 +119,15 @@ def sample(model, prompt: torch.Tensor, n_new: int, *, generator: torch.Generato
     """Append ``n_new`` sampled tokens to each prompt row (batched), nucleus ``top_p``.
 
     Nucleus: keep the smallest set of most probable tokens whose mass reaches ``top_p`` (the
-    token that crosses the threshold is kept), renormalise, sample by inverse CDF.
+    token that crosses the threshold is kept), renormalise, sample by inverse CDF. The
+    uniforms come from ``generator`` (on its own device, the CPU by default) and are moved to
+    the model's device; the result lies on the model's device.
     """
     was_training = model.training
     model.eval()
     ctx = model.config.context
-    seq = prompt.clone()
+    dev = device_of(model)
+    seq = prompt.clone().to(dev)
     for _ in range(n_new):
         logits = model(seq[:, -ctx:])[:, -1, :] / temperature
         probs = F.softmax(logits, dim=-1)
@@ -115,7 +137,7 @@ def sample(model, prompt: torch.Tensor, n_new: int, *, generator: torch.Generato
             sorted_p = torch.where(before < top_p, sorted_p, torch.zeros_like(sorted_p))
             probs = torch.zeros_like(probs).scatter(-1, order, sorted_p)
         probs = probs / probs.sum(dim=-1, keepdim=True)
-        u = torch.rand(len(seq), 1, generator=generator)
+        u = torch.rand(len(seq), 1, generator=generator, device=generator.device).to(dev)
         nxt = (probs.cumsum(dim=-1) < u).sum(dim=-1, keepdim=True)
         nxt = nxt.clamp(max=probs.shape[-1] - 1)
         seq = torch.cat([seq, nxt], dim=1)

@@ -59,7 +59,9 @@ class QEnsemble(nn.Module):
 
     @torch.no_grad()
     def greedy(self, obs: np.ndarray) -> np.ndarray:
-        return self(torch.as_tensor(obs, dtype=torch.float32)).argmax(-1).numpy()
+        dev = self.net.weights[0].device
+        return self(torch.as_tensor(obs, dtype=torch.float32, device=dev)).argmax(
+            -1).cpu().numpy()
 
 
 def epsilon(step: int, total_steps: int, cfg: DQNConfig) -> float:
@@ -69,13 +71,17 @@ def epsilon(step: int, total_steps: int, cfg: DQNConfig) -> float:
 
 
 def train(env, total_steps: int, seeds, cfg: DQNConfig | None = None, callback=None,
-          eval_every: int = 0):
+          eval_every: int = 0, device=None):
     """Train ``len(seeds)`` DQN agents for ``total_steps`` env steps each.
 
     ``callback(steps_done, agents)`` runs every ``eval_every`` env steps (if > 0) and at the end.
-    Returns the online Q ensemble.
+    ``device`` (a torch device; None: CPU) holds the Q networks and the updates; the
+    environment and the replay buffers stay numpy on the CPU (sampled batches are moved), and
+    every random number is drawn on the CPU, so the draws are the same on every device.
+    Returns the online Q ensemble (on ``device``).
     """
     cfg = cfg or DQNConfig()
+    dev = torch.device("cpu") if device is None else torch.device(device)
     A, E = len(seeds), cfg.n_envs
     # tiny Adam second moments and gradients go denormal, and denormal arithmetic is ~10x slower
     # on x86 CPUs: flush them to zero (process-wide; deterministic)
@@ -83,8 +89,8 @@ def train(env, total_steps: int, seeds, cfg: DQNConfig | None = None, callback=N
     assert env.n_agents == A and env.n_envs == E, "env batch must be (len(seeds), cfg.n_envs)"
     rngs = [np.random.default_rng(s) for s in seeds]
     gens = [torch.Generator().manual_seed(int(s) % 2**63) for s in seeds]
-    q = QEnsemble(env.obs_dim, env.n_actions, cfg.hidden, gens)
-    q_target = QEnsemble(env.obs_dim, env.n_actions, cfg.hidden, gens)
+    q = QEnsemble(env.obs_dim, env.n_actions, cfg.hidden, gens).to(dev)  # init on the CPU
+    q_target = QEnsemble(env.obs_dim, env.n_actions, cfg.hidden, gens).to(dev)
     q_target.load_state_dict(q.state_dict())
     opt = torch.optim.Adam(q.parameters(), lr=cfg.lr, foreach=True)
     buffers = [ReplayBuffer(cfg.buffer_size, env.obs_dim, 0, act_dtype=np.int64)
@@ -95,6 +101,8 @@ def train(env, total_steps: int, seeds, cfg: DQNConfig | None = None, callback=N
     n_vec = total_steps // E
     for i in range(n_vec):
         step = i * E
+        if n_vec >= 8 and i % (n_vec // 4) == 0:  # progress in the job's log
+            print(f"  dqn step {step}/{total_steps}", flush=True)
         # ---- act: epsilon-greedy, one uniform + one random action per env from each agent
         eps = epsilon(step, total_steps, cfg)
         u = np.stack([r.random(E) for r in rngs])
@@ -108,7 +116,7 @@ def train(env, total_steps: int, seeds, cfg: DQNConfig | None = None, callback=N
         # ---- learn: one gradient step per vector step once learning has started
         if step > cfg.learning_starts:
             smp = [buffers[a].sample(cfg.batch_size, rngs[a]) for a in range(A)]
-            b = {k: torch.as_tensor(np.stack([s[k] for s in smp])) for k in smp[0]}
+            b = {k: torch.as_tensor(np.stack([s[k] for s in smp]), device=dev) for k in smp[0]}
             with torch.no_grad():
                 target_max = q_target(b["next_obs"]).max(-1).values
                 y = b["rew"] + cfg.gamma * target_max * (1.0 - b["done"])

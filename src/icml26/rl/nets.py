@@ -36,7 +36,11 @@ class TanhGaussianPolicy(nn.Module):
         if deterministic:
             pre = mu
         else:
-            pre = mu + std * torch.randn(mu.shape, generator=generator, dtype=mu.dtype)
+            # drawn where the generator lives (the CPU by default), then moved: the same
+            # numbers whichever device holds the network
+            where = generator.device if generator is not None else torch.device("cpu")
+            eps = torch.randn(mu.shape, generator=generator, dtype=mu.dtype, device=where)
+            pre = mu + std * eps.to(mu.device)
         act = torch.tanh(pre)
         # log-density of the squashed sample (change of variables through tanh)
         logp = (-0.5 * ((pre - mu) / std) ** 2 - log_std - 0.5 * math.log(2 * math.pi)).sum(-1)

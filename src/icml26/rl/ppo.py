@@ -103,8 +103,10 @@ class ActorCritic(nn.Module):
 
     @torch.no_grad()
     def greedy(self, obs: np.ndarray) -> np.ndarray:
-        """Argmax actions (A, B) for observations (A, B, obs_dim)."""
-        return self.actor(torch.as_tensor(obs, dtype=torch.float32)).argmax(-1).numpy()
+        """Argmax actions (A, B) for observations (A, B, obs_dim) (numpy in, numpy out)."""
+        dev = self.actor.weights[0].device
+        return self.actor(torch.as_tensor(obs, dtype=torch.float32, device=dev)).argmax(
+            -1).cpu().numpy()
 
 
 def log_softmax(logits):
@@ -115,17 +117,22 @@ def log_softmax(logits):
 def sample_categorical(logits, u: np.ndarray):
     """Inverse-CDF draw from softmax(logits) with given uniforms u (same shape as the batch)."""
     cdf = torch.softmax(logits, -1).cumsum(-1)
-    a = (torch.as_tensor(u, dtype=cdf.dtype).unsqueeze(-1) > cdf).sum(-1)
+    a = (torch.as_tensor(u, dtype=cdf.dtype, device=cdf.device).unsqueeze(-1) > cdf).sum(-1)
     return a.clamp(max=logits.shape[-1] - 1)
 
 
-def train(env, total_steps: int, seeds, cfg: PPOConfig | None = None, callback=None):
+def train(env, total_steps: int, seeds, cfg: PPOConfig | None = None, callback=None,
+          device=None):
     """Train ``len(seeds)`` PPO agents on ``env`` for ``total_steps`` env steps each.
 
     ``callback(steps_done, agents)`` runs after every iteration (steps per agent so far).
-    Returns the ActorCritic ensemble.
+    ``device`` (a torch device; None: CPU) holds the networks, the rollout storage and the
+    updates; the environment stays numpy on the CPU, and every random number (initial weights,
+    action uniforms, minibatch permutations) is drawn on the CPU and then moved, so a run's
+    draws are the same on every device. Returns the ActorCritic ensemble (on ``device``).
     """
     cfg = cfg or PPOConfig()
+    dev = torch.device("cpu") if device is None else torch.device(device)
     A, E, T = len(seeds), cfg.n_envs, cfg.n_steps
     # tiny Adam second moments and gradients go denormal, and denormal arithmetic is ~10x slower
     # on x86 CPUs: flush them to zero (process-wide; deterministic)
@@ -133,22 +140,24 @@ def train(env, total_steps: int, seeds, cfg: PPOConfig | None = None, callback=N
     assert env.n_agents == A and env.n_envs == E, "env batch must be (len(seeds), cfg.n_envs)"
     rngs = [np.random.default_rng(s) for s in seeds]                 # action draws, minibatches
     gens = [torch.Generator().manual_seed(int(s) % 2**63) for s in seeds]  # initial weights
-    agents = ActorCritic(env.obs_dim, env.n_actions, cfg.hidden, gens)
+    agents = ActorCritic(env.obs_dim, env.n_actions, cfg.hidden, gens).to(dev)  # init on CPU
     opt = torch.optim.Adam(agents.parameters(), lr=cfg.lr, eps=1e-5, foreach=True)
     batch = T * E
     mb = batch // cfg.minibatches
     n_iter = total_steps // batch
-    arange_a = torch.arange(A).unsqueeze(1)
+    arange_a = torch.arange(A, device=dev).unsqueeze(1)
 
-    obs = torch.as_tensor(env.reset(), dtype=torch.float32)
-    done = torch.zeros(A, E)
+    obs = torch.as_tensor(env.reset(), dtype=torch.float32, device=dev)
+    done = torch.zeros(A, E, device=dev)
     for it in range(n_iter):
+        if n_iter >= 8 and it % (n_iter // 4) == 0:  # progress in the job's log
+            print(f"  ppo iteration {it}/{n_iter}", flush=True)
         if cfg.anneal_lr:
             opt.param_groups[0]["lr"] = cfg.lr * (1.0 - it / n_iter)
         # ---- rollout: T vector steps, storing what the update needs
-        b_obs = torch.zeros(T, A, E, env.obs_dim)
-        b_act = torch.zeros(T, A, E, dtype=torch.long)
-        b_logp, b_rew, b_done, b_val = (torch.zeros(T, A, E) for _ in range(4))
+        b_obs = torch.zeros(T, A, E, env.obs_dim, device=dev)
+        b_act = torch.zeros(T, A, E, dtype=torch.long, device=dev)
+        b_logp, b_rew, b_done, b_val = (torch.zeros(T, A, E, device=dev) for _ in range(4))
         for t in range(T):
             b_obs[t], b_done[t] = obs, done
             with torch.no_grad():
@@ -157,15 +166,15 @@ def train(env, total_steps: int, seeds, cfg: PPOConfig | None = None, callback=N
                 b_logp[t] = log_softmax(logits).gather(-1, act.unsqueeze(-1))[..., 0]
                 b_val[t] = agents.value(obs)
             b_act[t] = act
-            o, r, d = env.step(act.numpy())
-            obs = torch.as_tensor(o, dtype=torch.float32)
-            b_rew[t] = torch.as_tensor(r, dtype=torch.float32)
-            done = torch.as_tensor(d, dtype=torch.float32)
+            o, r, d = env.step(act.cpu().numpy())  # numpy environment, on the CPU
+            obs = torch.as_tensor(o, dtype=torch.float32, device=dev)
+            b_rew[t] = torch.as_tensor(r, dtype=torch.float32, device=dev)
+            done = torch.as_tensor(d, dtype=torch.float32, device=dev)
         # ---- GAE(lambda): delta_t = r_t + gamma V(s_t+1)(1 - done_t+1) - V(s_t)
         with torch.no_grad():
             next_val = agents.value(obs)
-            adv = torch.zeros(T, A, E)
-            last = torch.zeros(A, E)
+            adv = torch.zeros(T, A, E, device=dev)
+            last = torch.zeros(A, E, device=dev)
             for t in reversed(range(T)):
                 nonterm = 1.0 - (done if t == T - 1 else b_done[t + 1])
                 nv = next_val if t == T - 1 else b_val[t + 1]
@@ -181,7 +190,7 @@ def train(env, total_steps: int, seeds, cfg: PPOConfig | None = None, callback=N
         f_obs, f_act, f_logp, f_adv, f_ret = map(flat, (b_obs, b_act, b_logp, adv, ret))
         # ---- update: epochs x minibatches, each agent with its own permutation
         for _ in range(cfg.epochs):
-            perm = torch.as_tensor(np.stack([r.permutation(batch) for r in rngs]))
+            perm = torch.as_tensor(np.stack([r.permutation(batch) for r in rngs]), device=dev)
             for k in range(cfg.minibatches):
                 idx = perm[:, k * mb:(k + 1) * mb]
                 o_, a_ = f_obs[arange_a, idx], f_act[arange_a, idx]

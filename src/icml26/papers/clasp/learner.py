@@ -9,6 +9,11 @@ same trajectory as if trained alone. The data of every net are padded to the sam
 (zero weight), a number fixed by the config and the round, so a net's numbers do not depend on
 which other nets share its batch (checked in the tests). The shared ``icml26.rl.nets.mlp`` builds
 one unbatched network, hence this small batched version.
+
+Device: the weights, the Adam state and the training data live on ``device`` (config ``device``
+through ``icml26.seeding.torch_device``); the initial weights are drawn on the CPU generator and
+then moved, so they are the same on every device. The point-mass environment and the teaching
+protocol around the learner are numpy on the CPU: ``act`` takes and returns numpy arrays.
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from icml26.rl.optim import Adam
 
 
 class BatchedPolicy:
-    def __init__(self, seeds: list[int], hidden: int = 64, out_scale: float = 0.05):
+    def __init__(self, seeds: list[int], hidden: int = 64, out_scale: float = 0.05,
+                 device=None):
         self.out_scale = out_scale
+        self.device = torch.device("cpu") if device is None else torch.device(device)
         sizes = [(2, hidden), (hidden, hidden), (hidden, 2)]
         per_net = []
         for seed in seeds:
@@ -35,7 +42,8 @@ class BatchedPolicy:
                 b = (torch.rand(1, fan_out, generator=g) * 2 - 1) * bound
                 layers += [W, b]
             per_net.append(layers)
-        self.params = [torch.stack(p).requires_grad_() for p in zip(*per_net, strict=True)]
+        self.params = [torch.stack(p).to(self.device).requires_grad_()
+                       for p in zip(*per_net, strict=True)]
 
     @property
     def n_nets(self) -> int:
@@ -43,6 +51,8 @@ class BatchedPolicy:
 
     def forward(self, X: torch.Tensor, idx=None) -> torch.Tensor:
         """X: (nets, n, 2) -> actions (nets, n, 2); ``idx`` selects a subset of the nets."""
+        if idx is not None:
+            idx = torch.as_tensor(idx, device=self.device)
         W1, b1, W2, b2, W3, b3 = self.params if idx is None else [p[idx] for p in self.params]
         h = torch.tanh(torch.baddbmm(b1, X, W1))
         h = torch.tanh(torch.baddbmm(b2, h, W2))
@@ -50,7 +60,8 @@ class BatchedPolicy:
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, idx=None) -> np.ndarray:
-        return self.forward(torch.as_tensor(obs, dtype=torch.float32), idx).numpy()
+        x = torch.as_tensor(obs, dtype=torch.float32, device=self.device)
+        return self.forward(x, idx).cpu().numpy()
 
     def fit(self, X: np.ndarray, Y: np.ndarray, W: np.ndarray, steps: int, lr: float) -> float:
         """``steps`` full-batch Adam steps on sum_nets mean_i w_i ||pi(s_i) - a_i||^2.
@@ -58,12 +69,12 @@ class BatchedPolicy:
         W is zero on padding rows and has mean 1 over each net's real rows; a fresh Adam state
         per call (INFERRED: the spec warm-starts the weights, not the optimiser).
         """
-        X = torch.as_tensor(X, dtype=torch.float32)
-        Y = torch.as_tensor(Y, dtype=torch.float32)
-        W = torch.as_tensor(W, dtype=torch.float32)
+        X = torch.as_tensor(X, dtype=torch.float32, device=self.device)
+        Y = torch.as_tensor(Y, dtype=torch.float32, device=self.device)
+        W = torch.as_tensor(W, dtype=torch.float32, device=self.device)
         n_real = (W > 0).sum(dim=1).clamp(min=1).to(torch.float32)
         adam = Adam(self.params, lr)
-        loss = torch.zeros(())
+        loss = torch.zeros((), device=self.device)
         for _ in range(steps):
             err = ((self.forward(X) - Y) ** 2).sum(-1)              # (nets, N)
             loss = ((W * err).sum(-1) / n_real).sum()
@@ -72,7 +83,7 @@ class BatchedPolicy:
         return float(loss.detach()) / max(self.n_nets, 1)
 
     def export(self, i: int) -> list[np.ndarray]:
-        return [p[i].detach().numpy().copy() for p in self.params]
+        return [p[i].detach().cpu().numpy().copy() for p in self.params]
 
 
 def numpy_forward(weights: list[np.ndarray], X: np.ndarray, out_scale: float = 0.05):

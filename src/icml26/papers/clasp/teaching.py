@@ -168,7 +168,10 @@ def run_setting(cfg: dict, setting: str, runs: list) -> tuple[dict, list[dict]]:
     """All runs of one map: BC-offline in one batch, interactive methods in another."""
     import torch
 
+    from icml26.seeding import torch_device
+
     paper, prm = cfg["paper"], params(cfg)
+    dev = torch_device(cfg["device"])  # the learners; environments and teacher stay numpy
     map_name = map_of(cfg, setting)
     pools = {seed: novice_pool(paper, map_name, setting, seed, prm)
              for seed in sorted({r.seed for r in runs})}
@@ -185,7 +188,7 @@ def run_setting(cfg: dict, setting: str, runs: list) -> tuple[dict, list[dict]]:
             nets = list(range(len(seeds), len(seeds) + m))
             seeds += [derive_seed(paper, setting, r.seed, "init", j) for j in range(m)]
             group.append(RunState(r, chooser, weighted, nets))
-        net = BatchedPolicy(seeds, prm["hidden"])
+        net = BatchedPolicy(seeds, prm["hidden"], device=dev)
         if offline:
             _offline(net, group, pools, prm)
         else:

@@ -73,9 +73,12 @@ def _reference_policy(cfg, game, run):
 def _train_learned(cfg, game, setting, algo, runs, curves):
     """Train every learned run of one setting in one batched call; returns the agents."""
     from icml26.rl import dqn, ppo
-    from icml26.seeding import seed_torch
+    from icml26.seeding import seed_torch, torch_device
 
     p, paper = cfg["params"], cfg["paper"]
+    # networks and updates on the device; the MiniTITAN game is numpy on the CPU (observations
+    # and actions cross over once per vector step)
+    dev = torch_device(cfg["device"])
     seed_torch(derive_seed(paper, setting, "torch"))  # all draws use explicit generators anyway
     env_rngs = [np.random.default_rng(r.rng_seed(paper, "env")) for r in runs]
     seeds = [r.rng_seed(paper, "agent") for r in runs]
@@ -98,14 +101,15 @@ def _train_learned(cfg, game, setting, algo, runs, curves):
                 record(step, agents)
 
         env = mt.TrainEnv(game, [r.method for r in runs], pc.n_envs, env_rngs)
-        agents = ppo.train(env, total, seeds, pc, callback=on_iteration)
+        agents = ppo.train(env, total, seeds, pc, callback=on_iteration, device=dev)
         params = dict(agents.actor.named_parameters())
     else:
         dc = dqn.DQNConfig(**p["dqn"])
         env = mt.TrainEnv(game, [r.method for r in runs], dc.n_envs, env_rngs)
-        agents = dqn.train(env, total, seeds, dc, callback=record, eval_every=every)
+        agents = dqn.train(env, total, seeds, dc, callback=record, eval_every=every,
+                           device=dev)
         params = dict(agents.named_parameters())
-    return agents, {k: v.detach().numpy() for k, v in params.items()}
+    return agents, {k: v.detach().cpu().numpy() for k, v in params.items()}
 
 
 def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:

@@ -60,7 +60,7 @@ def cosine(a: torch.Tensor, b: torch.Tensor) -> float:
 
 def _batch(ids: torch.Tensor, starts: torch.Tensor, context: int):
     """starts (R, b) -> inputs, targets (R, b, context)."""
-    chunk = ids[starts[..., None] + torch.arange(context + 1)]
+    chunk = ids[starts[..., None] + torch.arange(context + 1, device=starts.device)]
     return chunk[..., :-1], chunk[..., 1:]
 
 
@@ -87,7 +87,9 @@ def train_plans(template, plans: list[Plan], train_ids: torch.Tensor, val_window
         a, b = slices[members[0].key][0], slices[members[-1].key][1]
         groups.append((members, Inner(members[0].kind, template, a, b,
                                       {**hp, **members[0].lrs})))
-    starts = torch.as_tensor(np.concatenate([p.starts for p in plans], axis=1))  # (steps, R, b)
+    dev = train_ids.device  # the plans' weights, the ids and the batches share one device
+    starts = torch.as_tensor(np.concatenate([p.starts for p in plans], axis=1),
+                             device=dev)  # (steps, R, b)
     theta = {p.key: {n: t.clone() for n, t in p.init.items()} for p in plans if p.diloco}
     mom = {k: {n: torch.zeros_like(t) for n, t in th.items()} for k, th in theta.items()}
 
@@ -114,7 +116,7 @@ def train_plans(template, plans: list[Plan], train_ids: torch.Tensor, val_window
                     first = [slices[p.key][0] - inner.lo for p in rows]  # worker 1 of each
                     ref_groups.append(inner.gather(first, j, j + len(rows)))
                     j += len(rows)
-        train_loss = torch.zeros(fleet.R)
+        train_loss = torch.zeros(fleet.R, device=dev)
         for step in h_steps:
             x, y = _batch(train_ids, starts[step], T)
             train_loss += fleet.backward(x, y)

@@ -86,12 +86,14 @@ def model_config(cfg: dict, vocab_size: int):
                      n_heads=int(p["n_heads"]), n_layers=int(p["n_layers"]))
 
 
-def initial_model(cfg: dict, config, seed: int) -> dict:
-    """The initial parameters of every run of this seed (all methods, all K)."""
+def initial_model(cfg: dict, config, seed: int, device=None) -> dict:
+    """The initial parameters of every run of this seed (all methods, all K): drawn on the
+    CPU (the same numbers on every device), then moved to ``device`` (None: stay on the CPU)."""
     from .fleet import make_model
 
     model = make_model(config, derive_seed(cfg["paper"], "init", seed))
-    return {n: p.detach().clone() for n, p in model.named_parameters()}
+    dev = "cpu" if device is None else device
+    return {n: p.detach().clone().to(dev) for n, p in model.named_parameters()}
 
 
 def hyper(cfg: dict, setting: str | None = None, **over) -> dict:
@@ -104,16 +106,19 @@ def select_inner_lrs(cfg: dict, data: dict) -> dict[str, np.ndarray]:
     validation loss. AdamW first; Muon's AdamW share uses the chosen AdamW lr (INFERRED)."""
     import torch
 
+    from icml26.seeding import torch_device
+
     from .diloco import Plan, train_plans
     from .fleet import make_model
 
     p = cfg["params"]
+    dev = torch_device(cfg["device"])
     steps, B, T = int(p["lrsel_steps"]), int(p["batch"]), int(p["context"])
     config = model_config(cfg, len(data["vocab"]))
-    template = make_model(config, 0)
-    ids = torch.as_tensor(data["train_ids"].astype(np.int64))
-    val = torch.as_tensor(data["val_windows"].astype(np.int64))
-    init = initial_model(cfg, config, 0)
+    template = make_model(config, 0).to(dev)
+    ids = torch.as_tensor(data["train_ids"].astype(np.int64), device=dev)
+    val = torch.as_tensor(data["val_windows"].astype(np.int64), device=dev)
+    init = initial_model(cfg, config, 0, dev)
     starts = worker_starts(len(ids), 1, B, steps, T,
                            np.random.default_rng(derive_seed(cfg["paper"], "lrsel", 0, "batches")))
     # DP: no outer step, no pseudogradient; evaluate only at the end
@@ -141,13 +146,18 @@ def select_inner_lrs(cfg: dict, data: dict) -> dict[str, np.ndarray]:
 def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], list[dict]]:
     import torch
 
+    from icml26.seeding import torch_device
+
     from .diloco import Plan, train_plans
     from .fleet import make_model
 
+    # every replica, its optimizer state, the token ids and the batches on the device; the
+    # window starts are drawn with numpy on the CPU (the same batches on every device)
+    dev = torch_device(cfg["device"])
     config = model_config(cfg, len(data["vocab"]))
-    template = make_model(config, 0)  # structure only: every replica brings its own weights
-    ids = torch.as_tensor(data["train_ids"].astype(np.int64))
-    val = torch.as_tensor(data["val_windows"].astype(np.int64))
+    template = make_model(config, 0).to(dev)  # structure only: replicas bring their weights
+    ids = torch.as_tensor(data["train_ids"].astype(np.int64), device=dev)
+    val = torch.as_tensor(data["val_windows"].astype(np.int64), device=dev)
     lrs = {"lr_adamw": float(data["lr_adamw"]), "lr_muon": float(data["lr_muon"])}
     groups: dict[tuple, list] = {}
     for run in runs:
@@ -158,7 +168,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
             raise ValueError(f"global batch {B} is not divisible by K = {K}")
         brng = np.random.default_rng(derive_seed(cfg["paper"], run.setting, run.seed, "batches"))
         plan = Plan(run.key, run.method, KIND[run.method], run.method in DILOCO, K,
-                    initial_model(cfg, config, run.seed),
+                    initial_model(cfg, config, run.seed, dev),
                     worker_starts(len(ids), K, B // K, steps, T, brng))
         plan.run = run
         # one fleet per (per-worker batch, schedule): vmap needs equal shapes
@@ -181,7 +191,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
             state[f"{run.key}/val_loss"] = np.array(vl)
             # K = 1 global model of each run, for inspection (small: ~60k floats)
             state[f"{run.key}/final_params"] = torch.cat(
-                [t.reshape(-1) for t in plan.final.values()]).numpy().astype(np.float32)
+                [t.reshape(-1) for t in plan.final.values()]).cpu().numpy().astype(np.float32)
     return state, curves
 
 

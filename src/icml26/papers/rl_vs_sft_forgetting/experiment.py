@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.seeding import derive_seed
+from icml26.seeding import derive_seed, torch_device
 
 from . import mixture, policy
 
@@ -148,12 +148,15 @@ def _train_policy(cfg, data, setting, method, runs, state, curves) -> None:
 def _train_sequence(cfg, setting, method, runs, curves, bases) -> None:
     """Full profile: the character transformer. Its base model of each (setting, seed) is
     pretrained here (torch may not be imported by prepare), once per job, from streams derived
-    from (paper, setting, seed), so every method and every sharding sees the same base."""
+    from (paper, setting, seed), so every method and every sharding sees the same base.
+    Models live on the config's device (initialised on the CPU, then moved; random draws stay
+    on the CPU, so the CPU numbers do not depend on this)."""
     import torch
     import torch.nn.functional as F
 
     from . import sequence
 
+    dev = torch_device(cfg["device"])
     p = setting_params(cfg, setting)
     for run in runs:
         key = (setting, run.seed)
@@ -161,7 +164,8 @@ def _train_sequence(cfg, setting, method, runs, curves, bases) -> None:
             tasks = sequence.make_tasks(_rng(cfg["paper"], setting, run.seed, "tasks"),
                                         int(p["prompts"]))
             base = sequence.pretrain(torch, F, tasks, p,
-                                     derive_seed(cfg["paper"], setting, run.seed, "pretrain"))
+                                     derive_seed(cfg["paper"], setting, run.seed, "pretrain"),
+                                     device=dev)
             bases[key] = (tasks, base)
         tasks, base = bases[key]
 

@@ -24,6 +24,11 @@ Everything below that the spec does not fix is INFERRED (our construction):
 - Evaluation is exact for accuracies: the probability of each valid answer string (teacher
   forcing). The KL to the base model is estimated from 8 answers per new prompt, sampled with a
   fixed generator.
+
+Devices (not a modelling choice): models are initialised on the CPU and moved to the config's
+device (``icml26.seeding.torch_device``); every random number (numpy batches, the sampling
+uniforms of CPU torch generators) is drawn on the CPU and then moved, so a run's draws are the
+same on every device and nothing moves on the CPU.
 """
 
 from __future__ import annotations
@@ -65,10 +70,12 @@ def make_tasks(rng: np.random.Generator, prompts: int) -> dict:
 
 
 class Batcher:
-    """Builds padded (prompt + answer + <eos>) id tensors and the mask of answer positions."""
+    """Builds padded (prompt + answer + <eos>) id tensors and the mask of answer positions,
+    on ``device`` (None: the CPU)."""
 
-    def __init__(self, torch, context: int):
+    def __init__(self, torch, context: int, device=None):
         self.torch, self.context = torch, context
+        self.device = torch.device("cpu") if device is None else torch.device(device)
 
     def pairs(self, prompts: list[str], answers: list[str]):
         """Inputs x (B, T), targets y (B, T) and a float mask of the answer targets."""
@@ -83,8 +90,9 @@ class Batcher:
             x[k, : len(s) - 1] = s[:-1]
             y[k, : len(s) - 1] = s[1:]
             m[k, st - 1: len(s) - 1] = 1.0        # targets from the first answer token on
-        t = self.torch
-        return t.as_tensor(x), t.as_tensor(y), t.as_tensor(m, dtype=t.float32)
+        t, dev = self.torch, self.device
+        return (t.as_tensor(x).to(dev), t.as_tensor(y).to(dev),
+                t.as_tensor(m, dtype=t.float32).to(dev))
 
 
 def answer_logprob(model, F, x, y, m):
@@ -107,13 +115,14 @@ def decode_answers(ids: np.ndarray) -> list:
 
 
 def sample_answers(torch, model, prompts: list[str], max_answer: int, gen):
-    """Sample answers autoregressively (inverse CDF on the full softmax)."""
+    """Sample answers autoregressively (inverse CDF on the full softmax; uniforms drawn on
+    ``gen``, a CPU generator, and moved to the model's device by lm.train.sample)."""
     from icml26.lm.train import sample
 
     x = torch.as_tensor(np.array([[BOS] + encode(p) for p in prompts]))
     seq = sample(model, x, max_answer + 1, generator=gen)
     model.train()
-    return decode_answers(seq[:, x.shape[1]:].numpy())
+    return decode_answers(seq[:, x.shape[1]:].cpu().numpy())
 
 
 class Evaluator:
@@ -165,23 +174,27 @@ def sequence_kl(torch, F, model, base, batcher, prompts, answers, max_answer):
     return (per_tok * m).sum(-1)
 
 
-def build(torch, p: dict, seed: int):
+def build(torch, p: dict, seed: int, device=None):
+    """The transformer, initialised on the CPU (same weights on every device), then moved to
+    ``device`` (None: stays on the CPU)."""
     from icml26.lm.model import GPT, GPTConfig
 
     torch.manual_seed(seed % (2 ** 63))
     cfg = GPTConfig(vocab_size=len(VOCAB), context=int(p["context"]), d_model=int(p["d_model"]),
                     n_heads=int(p["heads"]), n_layers=int(p["layers"]))
-    return GPT(cfg)
+    model = GPT(cfg)
+    return model if device is None else model.to(device)
 
 
-def pretrain(torch, F, tasks: dict, p: dict, seed: int):
-    """The base model: answers of both tasks, new-task labels a(i) w.p. 1 - label_noise."""
+def pretrain(torch, F, tasks: dict, p: dict, seed: int, device=None):
+    """The base model: answers of both tasks, new-task labels a(i) w.p. 1 - label_noise.
+    It lives on ``device`` (None: the CPU)."""
     from icml26.lm.optim import AdamW, clip_grad_norm
 
     rng = np.random.default_rng(seed)
-    model = build(torch, p, seed)
+    model = build(torch, p, seed, device)
     opt = AdamW(list(model.parameters()), lr=float(p["pretrain_lr"]), weight_decay=0.0)
-    batcher = Batcher(torch, int(p["context"]))
+    batcher = Batcher(torch, int(p["context"]), device)
     B = int(p["batch"])
     n = len(tasks["old_prompts"])
     model.train()
@@ -209,20 +222,23 @@ def pretrain(torch, F, tasks: dict, p: dict, seed: int):
 
 def post_train(method: str, base, tasks: dict, p: dict, seed: int, log) -> None:
     """Post-train a copy of `base` on new-task prompts with `method` (as policy.post_train,
-    at the sequence level); log(step, old_acc, new_acc, kl) every log_every steps."""
+    at the sequence level); log(step, old_acc, new_acc, kl) every log_every steps. The copy
+    and every batch live on the device of `base`; the random draws stay on the CPU."""
     import copy
 
     import torch
     import torch.nn.functional as F
 
     from icml26.lm.optim import AdamW, clip_grad_norm
+    from icml26.lm.train import device_of
 
     rng = np.random.default_rng(seed)
-    gen = torch.Generator().manual_seed(seed % (2 ** 63))
+    gen = torch.Generator().manual_seed(seed % (2 ** 63))   # CPU: same draws on every device
+    dev = device_of(base)
     model = copy.deepcopy(base)
     base.eval()
     opt = AdamW(list(model.parameters()), lr=float(p["post_lr"]), weight_decay=0.0)
-    batcher = Batcher(torch, int(p["context"]))
+    batcher = Batcher(torch, int(p["context"]), dev)
     evaluate = Evaluator(torch, F, tasks, batcher, int(p["max_answer"]), seed=12345)
     B, steps, L = int(p["batch"]), int(p["steps"]), int(p["max_answer"])
     n = len(tasks["new_prompts"])
@@ -270,7 +286,8 @@ def post_train(method: str, base, tasks: dict, p: dict, seed: int, log) -> None:
                 adv = adv / (g.std(1, keepdims=True) + 1e-6)
             x, y, m = _answer_tensors(batcher, prompts, answers, L)
             lp, _ = answer_logprob(model, F, x, y, m)
-            loss = -(torch.as_tensor(adv.ravel(), dtype=torch.float32) * lp).mean()
+            adv_t = torch.as_tensor(adv.ravel(), dtype=torch.float32).to(dev)
+            loss = -(adv_t * lp).mean()
             if method == "rl-kl":
                 kl = sequence_kl(torch, F, model, base, batcher, prompts, answers, L)
                 loss = loss + float(p["beta"]) * kl.mean()

@@ -126,11 +126,14 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     """Train the FM model(s) needed by the shard, then sample every run's plans."""
     import torch
 
+    from icml26.seeding import torch_device
+
     from . import flow
     from .baselines import fm_sample
     from .sad_flower import Standardiser
 
     torch.set_num_threads(1)
+    dev = torch_device(cfg["device"])  # the FM networks; the guided sampler is numpy (CPU)
     paper = cfg["paper"]
     state, curves = {}, []
     nets, losses, fm_cache = {}, {}, {}
@@ -146,7 +149,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             cond = (np.concatenate([data[f"{s}/demo_x0"], data[f"{s}/demo_goal"]], 1) - cm) / cs
             nets[s, model], losses[s, model] = flow.train_fm(
                 Z1, cond, derive_seed(paper, s, "fm", model), p["train_steps"], p["batch"],
-                p["lr"], p["hidden"])
+                p["lr"], p["hidden"], device=dev)
         net = nets[s, model]
         prob = _problems(cfg, data, s, run.seed)
         cond = (np.concatenate([prob.x0, prob.goal], 1) - cm) / cs

@@ -23,7 +23,11 @@ is indexed by the context bin, so what z must carry is where mu lies. With beta 
 negative ELBO.
 
 Training imports torch inside ``train`` only; deployment evaluates the trained MLP in numpy
-(``factors``) from the weights, which are stored with the run.
+(``factors``) from the weights, which are stored with the run. Training runs on ``device``
+(config ``device`` through ``icml26.seeding.torch_device``): the network, its optimizer and the
+task tensors live there, while the initial weights and every minibatch draw come from CPU
+generators and are moved (the same draws on every device). Deployment (numpy, a few scalars per
+step) stays on the CPU.
 """
 
 from __future__ import annotations
@@ -90,7 +94,7 @@ def simulator_tasks(n_tasks: int, episodes: int, margins, rng: np.random.Generat
 
 
 def train(mu: np.ndarray, obs: np.ndarray, prior_mean: float, prior_sd: float,
-          prm: EncoderParams, seed: int) -> dict[str, np.ndarray]:
+          prm: EncoderParams, seed: int, device=None) -> dict[str, np.ndarray]:
     """Fit the factor MLP by minimising the KL-regularised objective; returns numpy weights.
 
     Each minibatch draws tasks and, per task, a context of the first n observations of its
@@ -99,6 +103,7 @@ def train(mu: np.ndarray, obs: np.ndarray, prior_mean: float, prior_sd: float,
 
     from icml26.seeding import seed_torch
 
+    dev = torch.device("cpu") if device is None else torch.device(device)
     seed_torch(seed)
     torch.set_num_threads(1)
     gen = torch.Generator().manual_seed(seed % (2**63))
@@ -108,17 +113,19 @@ def train(mu: np.ndarray, obs: np.ndarray, prior_mean: float, prior_sd: float,
     with torch.no_grad():   # start at the closed-form factor: mean y / 7, precision (7/0.5)^2
         net[-1].weight.mul_(0.1)
         net[-1].bias.copy_(torch.tensor([0.0, np.log((braking.FRICTION_DECEL / 0.5) ** 2)]))
+    net = net.to(dev)  # initialised on the CPU, then moved
     opt = torch.optim.Adam(net.parameters(), lr=float(prm.lr))
-    y_all = torch.as_tensor(obs, dtype=torch.float64)
+    y_all = torch.as_tensor(obs, dtype=torch.float64, device=dev)
     has_all = torch.isfinite(y_all).double()
     y_all = torch.nan_to_num(y_all, nan=0.0)
-    mu_all = torch.as_tensor(mu, dtype=torch.float64)
-    pos = torch.arange(y_all.shape[1], dtype=torch.float64)
+    mu_all = torch.as_tensor(mu, dtype=torch.float64, device=dev)
+    pos = torch.arange(y_all.shape[1], dtype=torch.float64, device=dev)
     p_mean, p_prec = float(prior_mean), 1.0 / float(prior_sd) ** 2
     for _ in range(int(prm.iters)):
-        idx = torch.randint(0, len(mu_all), (int(prm.batch),), generator=gen)
+        # drawn on the CPU generator, then moved
+        idx = torch.randint(0, len(mu_all), (int(prm.batch),), generator=gen).to(dev)
         y, has, target = y_all[idx], has_all[idx], mu_all[idx]
-        n_ctx = torch.floor(torch.rand(len(idx), generator=gen, dtype=torch.float64)
+        n_ctx = torch.floor(torch.rand(len(idx), generator=gen, dtype=torch.float64).to(dev)
                             * (y.shape[1] + 1))
         mask = has * (pos[None, :] < n_ctx[:, None]).double()
         out = net(y[..., None] / Y_SCALE)
@@ -126,10 +133,10 @@ def train(mu: np.ndarray, obs: np.ndarray, prior_mean: float, prior_sd: float,
         f_prec = torch.exp(torch.clamp(out[..., 1], max=float(prm.log_prec_max)))
         mean, prec = product_of_gaussians(p_mean, p_prec, f_mean, f_prec, mask)
         sd = prec.rsqrt()
-        z = mean + sd * torch.randn(len(idx), generator=gen, dtype=torch.float64)
+        z = mean + sd * torch.randn(len(idx), generator=gen, dtype=torch.float64).to(dev)
         data = (z - target) ** 2 / (2.0 * float(prm.dec_sd) ** 2)
-        kl = kl_gauss(mean, sd, torch.tensor(p_mean, dtype=torch.float64),
-                      torch.tensor(float(prior_sd), dtype=torch.float64))
+        kl = kl_gauss(mean, sd, torch.tensor(p_mean, dtype=torch.float64, device=dev),
+                      torch.tensor(float(prior_sd), dtype=torch.float64, device=dev))
         loss = (data + float(prm.beta) * kl).mean()
         opt.zero_grad()
         loss.backward()
@@ -137,7 +144,7 @@ def train(mu: np.ndarray, obs: np.ndarray, prior_mean: float, prior_sd: float,
     lin = [m for m in net if isinstance(m, torch.nn.Linear)]
     w = {}
     for i, layer in enumerate(lin, start=1):
-        w[f"W{i}"] = layer.weight.detach().numpy().T.copy()
-        w[f"b{i}"] = layer.bias.detach().numpy().copy()
+        w[f"W{i}"] = layer.weight.detach().cpu().numpy().T.copy()
+        w[f"b{i}"] = layer.bias.detach().cpu().numpy().copy()
     w["log_prec_max"] = np.asarray(float(prm.log_prec_max))
     return w

@@ -72,7 +72,13 @@ def build_step_critic(cfg: dict, seed: int, data: dict) -> dict[str, np.ndarray]
 
 
 def train_encoder(cfg: dict, seed: int, data: dict) -> dict[str, np.ndarray]:
-    """The learned context encoder of a critic seed (simulator tasks, PEARL KL objective)."""
+    """The learned context encoder of a critic seed (simulator tasks, PEARL KL objective).
+
+    The only torch part of the paper (full profile): it trains on config ``device``; the
+    simulator tasks, critics and deployment are numpy on the CPU."""
+    from icml26.seeding import torch_device
+
+    dev = torch_device(cfg["device"])
     p = cfg["params"]
     prm = agent_params(cfg)
     eprm = encoder.EncoderParams(**p.get("encoder", {}))
@@ -81,7 +87,7 @@ def train_encoder(cfg: dict, seed: int, data: dict) -> dict[str, np.ndarray]:
                                       data["margins"], rng, float(p["acc_sd"]),
                                       float(p["obs_sd"]), prm.max_obs)
     return encoder.train(mu, obs, prm.prior_mean, prm.prior_sd, eprm,
-                         derive_seed(cfg["paper"], "encoder", seed))
+                         derive_seed(cfg["paper"], "encoder", seed), device=dev)
 
 
 def deployment_noise(cfg: dict, setting: str, seed: int) -> braking.Noise:

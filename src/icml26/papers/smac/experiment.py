@@ -89,10 +89,10 @@ def evaluate_policies(actors, layers, seeds: list[int], n_episodes: int, data,
         envs.append(e)
         rngs.append(r)
     ret = np.zeros((len(seeds), n_episodes))
-    for _ in range(D.HORIZON):
+    for _ in range(D.HORIZON):  # numpy environments on the CPU, the actors on their device
         with torch.no_grad():
-            act = actors.mean_action(torch.as_tensor(np.stack(obs), dtype=torch.float32),
-                                     layers).numpy()
+            o = torch.as_tensor(np.stack(obs), dtype=torch.float32, device=actors.device)
+            act = actors.mean_action(o, layers).cpu().numpy()
         for i, e in enumerate(envs):
             res = e.step(act[i], rngs[i])
             obs[i] = res.obs
@@ -104,21 +104,26 @@ def _eval_seeds(cfg, runs, tag) -> list[int]:
     return [derive_seed(cfg["paper"], r.setting, r.seed, "eval", tag) for r in runs]
 
 
-def _batch(ds: dict, idx: np.ndarray) -> dict:
+def _batch(ds: dict, idx: np.ndarray, device=None) -> dict:
+    """Rows ``idx`` of the (numpy, CPU) dataset, moved to ``device`` (None: the CPU)."""
     import torch
 
-    return {k: torch.from_numpy(v[idx]) for k, v in ds.items()}
+    return {k: torch.from_numpy(v[idx]).to(device or "cpu") for k, v in ds.items()}
 
 
-def _noise(rngs, shape) -> "torch.Tensor":  # noqa: F821
+def _noise(rngs, shape, device=None) -> "torch.Tensor":  # noqa: F821
+    """Standard normals drawn with numpy on the CPU (the same on every device), then moved."""
     import torch
 
-    return torch.from_numpy(np.stack([r.standard_normal(shape, dtype=np.float32) for r in rngs]))
+    return torch.from_numpy(np.stack([r.standard_normal(shape, dtype=np.float32)
+                                      for r in rngs])).to(device or "cpu")
 
 
 def offline_phase(cfg, runs, ds, data, curves, env: str = "open") -> tuple:
     """Offline training of the runs of one method family; returns (agent, extras)."""
     import torch
+
+    from icml26.seeding import torch_device
 
     from . import cql, iql, smac, td3
     from .nets import Actors, Critics, ValueNets
@@ -126,20 +131,24 @@ def offline_phase(cfg, runs, ds, data, curves, env: str = "open") -> tuple:
 
     p = cfg["params"]
     paper = cfg["paper"]
+    # networks, optimisers and batches on the device; the dataset, the replay buffers, every
+    # random draw and the point-mass environments stay numpy on the CPU (moved per batch)
+    dev = torch_device(cfg["device"])
     hidden = tuple(p["hidden"])
-    actors = Actors([r.rng_seed(paper, "init-actor") for r in runs], hidden)
-    critics = Critics([r.rng_seed(paper, "init-critic") for r in runs], hidden)
+    actors = Actors([r.rng_seed(paper, "init-actor") for r in runs], hidden, device=dev)
+    critics = Critics([r.rng_seed(paper, "init-critic") for r in runs], hidden, device=dev)
     agent = Agent(actors, critics, p)
     rngs = [np.random.default_rng(r.rng_seed(paper, "offline")) for r in runs]
     n, B = len(ds["obs"]), int(p["batch"])
     family = runs[0].method
     if family in METHODS_IQL:
-        value = ValueNets([r.rng_seed(paper, "init-value") for r in runs], hidden)
+        value = ValueNets([r.rng_seed(paper, "init-value") for r in runs], hidden, device=dev)
         value_opt = adam(value.parameters(), float(p["lr"]))
     if family == TD3BC:
         td3.attach(agent)
-    lam = torch.tensor([float(p["lambda_sm"]) if r.method in SM_METHODS else 0.0 for r in runs])
-    calibrated = torch.tensor([r.method == "calql" for r in runs])
+    lam = torch.tensor([float(p["lambda_sm"]) if r.method in SM_METHODS else 0.0 for r in runs],
+                       device=dev)
+    calibrated = torch.tensor([r.method == "calql" for r in runs], device=dev)
     n_cql = int(p["cql_actions"])
     steps, every = int(p["offline_steps"]), int(p["eval_every_offline"])
     for t in range(steps + 1):
@@ -151,22 +160,24 @@ def offline_phase(cfg, runs, ds, data, curves, env: str = "open") -> tuple:
         if t == steps:
             break
         idx = np.stack([g.integers(0, n, B) for g in rngs])
-        batch = _batch(ds, idx)
+        batch = _batch(ds, idx, dev)
         if family in METHODS_SAC or family == SMAC_TD3:
-            smac.offline_update(agent, batch, _noise(rngs, (3, B, 2)), lam, p)
+            smac.offline_update(agent, batch, _noise(rngs, (3, B, 2), dev), lam, p)
         elif family in METHODS_CQL:
             uni = torch.from_numpy(np.stack([g.uniform(-1, 1, (n_cql, B, 2)).astype(np.float32)
-                                             for g in rngs]))
-            cql.offline_update(agent, batch, _noise(rngs, (2 + n_cql, B, 2)), uni, calibrated, p)
+                                             for g in rngs])).to(dev)
+            cql.offline_update(agent, batch, _noise(rngs, (2 + n_cql, B, 2), dev), uni,
+                               calibrated, p)
         elif family == TD3BC:
-            td3.update(agent, batch, _noise(rngs, (B, 2)), p, bc=True)
+            td3.update(agent, batch, _noise(rngs, (B, 2), dev), p, bc=True)
         else:
             iql.offline_update(agent, value, value_opt, batch, p)
     # calibration gap: mean over the dataset of min_k Q(s, a) - G_mu(s)
     with torch.no_grad():
-        full = {k: torch.from_numpy(v)[None].expand(len(runs), *v.shape) for k, v in ds.items()}
+        full = {k: torch.from_numpy(v).to(dev)[None].expand(len(runs), *v.shape)
+                for k, v in ds.items()}
         q = critics(full["obs"], full["act"]).min(1).values
-        gap = (q - full["rtg"]).mean(-1).numpy()
+        gap = (q - full["rtg"]).mean(-1).cpu().numpy()
     return agent, gap
 
 
@@ -200,6 +211,7 @@ def online_phase(cfg, runs, agent, data, curves, env: str = "open", algo: str = 
 
     p = cfg["params"]
     paper = cfg["paper"]
+    dev = agent.actors.device  # the offline phase placed it (config ``device``)
     B = int(p["batch"])
     steps, every = int(p["online_steps"]), int(p["eval_every"])
     n_init, n_par = int(p["init_transitions"]), int(p["init_envs"])
@@ -209,11 +221,12 @@ def online_phase(cfg, runs, agent, data, curves, env: str = "open", algo: str = 
 
     def act(obs):  # stochastic actions of every run: obs (R, n, 2)
         with torch.no_grad():
-            o = torch.as_tensor(np.stack(obs), dtype=torch.float32)
+            o = torch.as_tensor(np.stack(obs), dtype=torch.float32, device=dev)
+            eps = _noise(rngs, o.shape[1:], dev)
             if algo == "td3":
-                a = agent.actors.mean_action(o) + float(p["td3_expl"]) * _noise(rngs, o.shape[1:])
-                return a.clamp(-1.0, 1.0).numpy()
-            return agent.actors.sample(o, _noise(rngs, o.shape[1:]))[0].numpy()
+                a = agent.actors.mean_action(o) + float(p["td3_expl"]) * eps
+                return a.clamp(-1.0, 1.0).cpu().numpy()
+            return agent.actors.sample(o, eps)[0].cpu().numpy()
 
     # 1) buffer initialised by the offline policy, n_par envs per run in parallel
     envs = [D.make_env(n_par, env) for _ in runs]
@@ -242,12 +255,12 @@ def online_phase(cfg, runs, agent, data, curves, env: str = "open", algo: str = 
             bufs[i].add(obs[i], a[i], res.reward, res.obs, np.zeros(1))
             obs[i] = e.reset(D.starts(1, env_rngs[i])) if res.done.all() else res.obs
         samples = [b.sample(B, g) for b, g in zip(bufs, rngs, strict=True)]
-        batch = {k: torch.from_numpy(np.stack([s[k] for s in samples]))
+        batch = {k: torch.from_numpy(np.stack([s[k] for s in samples])).to(dev)
                  for k in ("obs", "act", "rew", "next_obs")}
         if algo == "td3":
-            td3.update(agent, batch, _noise(rngs, (B, 2)), p)
+            td3.update(agent, batch, _noise(rngs, (B, 2), dev), p)
         else:
-            sac_update(agent, batch, _noise(rngs, (2, B, 2)))
+            sac_update(agent, batch, _noise(rngs, (2, B, 2), dev))
 
 
 def interpolation_probe(cfg, runs, actors, off_layers, data, curves, env: str = "open") -> None:

@@ -5,6 +5,10 @@ network of the shared module (TanhGaussianPolicy, QNetwork, built per run under 
 torch seed, so initialisation does not depend on sharding) is converted to stacked weights of
 shape (R, out, in) and evaluated with one batched matmul per layer. Losses are sums over runs
 of per-run losses, and Adam is elementwise, so the R runs train exactly as R separate models.
+
+Device: each network is built on the CPU under its run's seed (the same initial weights on every
+device) and its stacked weights are moved to ``device`` (None: the CPU); every later tensor
+(targets, interpolations, merged agents) derives from them and stays there.
 """
 
 from __future__ import annotations
@@ -25,12 +29,13 @@ def _linears(module: nn.Module) -> list[nn.Linear]:
     return [m for m in module.modules() if isinstance(m, nn.Linear)]
 
 
-def stack_layers(modules: list[list[nn.Linear]]) -> list[list[torch.Tensor]]:
-    """[(W, b)] per layer with a leading run axis, as fresh leaf tensors."""
+def stack_layers(modules: list[list[nn.Linear]], device=None) -> list[list[torch.Tensor]]:
+    """[(W, b)] per layer with a leading run axis, as fresh leaf tensors on ``device``."""
+    dev = torch.device("cpu") if device is None else torch.device(device)
     out = []
     for layer in zip(*modules, strict=True):
-        w = torch.stack([m.weight.detach() for m in layer]).clone().requires_grad_(True)
-        b = torch.stack([m.bias.detach() for m in layer]).clone().requires_grad_(True)
+        w = torch.stack([m.weight.detach() for m in layer]).to(dev).clone().requires_grad_(True)
+        b = torch.stack([m.bias.detach() for m in layer]).to(dev).clone().requires_grad_(True)
         out.append([w, b])
     return out
 
@@ -52,16 +57,17 @@ class Actors:
     """R tanh-Gaussian actors (2 -> 64 -> 64 -> (mu, log_std)); mu and log_std heads are
     evaluated as one 2*act_dim output layer."""
 
-    def __init__(self, seeds: list[int], hidden=(64, 64), obs_dim=2, act_dim=2):
+    def __init__(self, seeds: list[int], hidden=(64, 64), obs_dim=2, act_dim=2, device=None):
         mods = []
         for s in seeds:
             torch.manual_seed(s % (2**63))
             mods.append(TanhGaussianPolicy(obs_dim, act_dim, hidden))
         self.act_dim = act_dim
         self.hidden = tuple(hidden)
-        self.layers = stack_layers([_linears(m.body) for m in mods])
-        head = stack_layers([[m.mu] for m in mods])[0]
-        head_s = stack_layers([[m.log_std] for m in mods])[0]
+        self.device = torch.device("cpu") if device is None else torch.device(device)
+        self.layers = stack_layers([_linears(m.body) for m in mods], self.device)
+        head = stack_layers([[m.mu] for m in mods], self.device)[0]
+        head_s = stack_layers([[m.log_std] for m in mods], self.device)[0]
         w = torch.cat([head[0].detach(), head_s[0].detach()], 1).requires_grad_(True)
         b = torch.cat([head[1].detach(), head_s[1].detach()], 1).requires_grad_(True)
         self.layers.append([w, b])
@@ -110,14 +116,14 @@ class Actors:
         for r in range(layers[0][0].shape[0]):
             d = {}
             for i, (w, b) in enumerate(layers[:-1]):
-                d[f"body.{2 * i}.weight"] = w[r].detach().numpy().copy()
-                d[f"body.{2 * i}.bias"] = b[r].detach().numpy().copy()
+                d[f"body.{2 * i}.weight"] = w[r].detach().cpu().numpy().copy()
+                d[f"body.{2 * i}.bias"] = b[r].detach().cpu().numpy().copy()
             w, b = layers[-1]
             k = self.act_dim
-            d["mu.weight"] = w[r, :k].detach().numpy().copy()
-            d["mu.bias"] = b[r, :k].detach().numpy().copy()
-            d["log_std.weight"] = w[r, k:].detach().numpy().copy()
-            d["log_std.bias"] = b[r, k:].detach().numpy().copy()
+            d["mu.weight"] = w[r, :k].detach().cpu().numpy().copy()
+            d["mu.bias"] = b[r, :k].detach().cpu().numpy().copy()
+            d["log_std.weight"] = w[r, k:].detach().cpu().numpy().copy()
+            d["log_std.bias"] = b[r, k:].detach().cpu().numpy().copy()
             out.append(d)
         return out
 
@@ -132,13 +138,14 @@ class Critics:
     """Twin Q-networks (4 -> 64 -> 64 -> 1) for R runs, stored as 2R stacked networks
     (run-major), with Polyak-averaged target copies."""
 
-    def __init__(self, seeds: list[int], hidden=(64, 64), obs_dim=2, act_dim=2, n_q: int = 2):
+    def __init__(self, seeds: list[int], hidden=(64, 64), obs_dim=2, act_dim=2, n_q: int = 2,
+                 device=None):
         mods = []
         for s in seeds:
             torch.manual_seed(s % (2**63))
             mods.extend(QNetwork(obs_dim, act_dim, hidden) for _ in range(n_q))
         self.n_q = n_q
-        self.layers = stack_layers([_linears(m) for m in mods])
+        self.layers = stack_layers([_linears(m) for m in mods], device)
         self.target = [[t.detach().clone() for t in layer] for layer in self.layers]
 
     def parameters(self):
@@ -167,14 +174,14 @@ class Critics:
 class ValueNets:
     """IQL's state-value V(s) (2 -> 64 -> 64 -> 1) for R runs."""
 
-    def __init__(self, seeds: list[int], hidden=(64, 64), obs_dim=2):
+    def __init__(self, seeds: list[int], hidden=(64, 64), obs_dim=2, device=None):
         mods = []
         for s in seeds:
             torch.manual_seed(s % (2**63))
             mods.append(nn.Sequential(nn.Linear(obs_dim, hidden[0]), nn.ReLU(),
                                       nn.Linear(hidden[0], hidden[1]), nn.ReLU(),
                                       nn.Linear(hidden[1], 1)))
-        self.layers = stack_layers([_linears(m) for m in mods])
+        self.layers = stack_layers([_linears(m) for m in mods], device)
 
     def parameters(self):
         return params(self.layers)

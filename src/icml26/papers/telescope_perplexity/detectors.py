@@ -133,7 +133,8 @@ def log_probs(model, ids: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def score(name: str, models: dict, ids: torch.Tensor, start: int, batch: int = 100):
     """Run detector ``name`` end to end on ``ids``: its own forward pass of each model it needs,
-    then its statistic. Returns (raw statistic (N,) float64 numpy, forward passes per text)."""
+    then its statistic. Returns (raw statistic (N,) float64 numpy, forward passes per text).
+    ``ids`` should lie on the models' device (the statistic is computed there)."""
     det = DETECTORS[name]
     out, calls = [], 0
     for i in range(0, len(ids), batch):
@@ -144,5 +145,5 @@ def score(name: str, models: dict, ids: torch.Tensor, start: int, batch: int = 1
             calls += 1
         out.append(det.stat(lps, chunk, start).double())
     n_batches = (len(ids) + batch - 1) // batch
-    return torch.cat(out).numpy(), calls / max(n_batches, 1)
+    return torch.cat(out).cpu().numpy(), calls / max(n_batches, 1)
 

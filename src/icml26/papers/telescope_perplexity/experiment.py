@@ -87,8 +87,9 @@ def _arch(p: dict, role: str) -> dict:
     return p[{"G": "generator", "S": "scorer", "P": "performer"}[role]]
 
 
-def _train_models(cfg, data, seed, needed) -> tuple[dict, dict, dict]:
-    """G, and S (with checkpoints) / P if needed, for one seed: (models, ckpts, val curves)."""
+def _train_models(cfg, data, seed, needed, device=None) -> tuple[dict, dict, dict]:
+    """G, and S (with checkpoints) / P if needed, for one seed: (models, ckpts, val curves),
+    the models on ``device`` (None: the CPU)."""
     from . import lms
 
     p, paper = cfg["params"], cfg["paper"]
@@ -100,7 +101,7 @@ def _train_models(cfg, data, seed, needed) -> tuple[dict, dict, dict]:
         if role not in needed:
             continue
         arch = _arch(p, role)
-        model = lms.build(vocab, arch, derive_seed(paper, "init", role, seed))
+        model = lms.build(vocab, arch, derive_seed(paper, "init", role, seed), device)
         fracs = p["ckpt_fracs"] if role == "S" else ()
         curve, saved = lms.fit(model, ids, arch, derive_seed(paper, "fit", role, seed),
                                val_ids=val, n_val=int(p["n_val"]), ckpt_fracs=fracs)
@@ -156,9 +157,14 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     set), time every detector end to end on a subset, and run the checkpoint analysis."""
     import torch
 
+    from icml26.seeding import torch_device
+
     from . import detectors as det
 
     torch.set_num_threads(1)
+    # models, token ids and scores on the device; text attacks, histograms and AUROC are
+    # numpy. On a GPU, cpu_s (time.process_time) is host CPU time, not GPU time.
+    dev = torch_device(cfg["device"])
     p = cfg["params"]
     start, batch = int(p["prompt"]), int(p["score_batch"])
     n_time, repeats = int(p["time_texts"]), int(p["time_repeats"])
@@ -172,7 +178,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             needed.add("S")
         if any(det.DETECTORS[r.method].roles != ("scorer",) for r in seed_runs):
             needed.add("P")
-        models, ckpts, val_curves = _train_models(cfg, data, seed, needed)
+        models, ckpts, val_curves = _train_models(cfg, data, seed, needed, dev)
         unigram = data[f"s{seed}/unigram"]
         texts = {dom: _machine(cfg, data, seed, dom, models["G"])
                  for dom in dict.fromkeys(s["domain"] for s in sets.values())}
@@ -192,8 +198,8 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             # timed: the detector end to end (its own forward passes of every model it needs
             # and its statistic) on the first n_time human and n_time machine texts; the
             # minimum over repeats is the least-disturbed measurement (timeit's convention)
-            h_ids = torch.as_tensor(an["human"][:n_time])
-            m_ids = torch.as_tensor(an["machine"][:n_time])
+            h_ids = torch.as_tensor(an["human"][:n_time], device=dev)
+            m_ids = torch.as_tensor(an["machine"][:n_time], device=dev)
             cpu = np.inf
             for _ in range(repeats):
                 t0 = time.process_time()
@@ -261,15 +267,19 @@ def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, metho
         det.DETECTORS[m].roles != ("scorer",) for m in methods) else ("scorer",)
 
     def stats(lps, chunk):
-        out = {m: det.DETECTORS[m].stat(lps, chunk, start).double().numpy() for m in methods}
-        out["_log_tau"] = det.telescope_logp(lps["scorer"], chunk, start).double().numpy()
-        out["_log_ppl"] = det.log_ppl(lps["scorer"], chunk, start).double().numpy()
+        out = {m: det.DETECTORS[m].stat(lps, chunk, start).double().cpu().numpy()
+               for m in methods}
+        out["_log_tau"] = det.telescope_logp(lps["scorer"], chunk, start).double().cpu().numpy()
+        out["_log_ppl"] = det.log_ppl(lps["scorer"], chunk, start).double().cpu().numpy()
         return out
 
     def cat(parts):
         return {k: np.concatenate([q[k] for q in parts]) for k in parts[0]}
 
-    h_ids, m_ids = torch.as_tensor(human), torch.as_tensor(machine)
+    from icml26.lm.train import device_of
+
+    dev = device_of(roles["scorer"])  # the models' device (config ``device``)
+    h_ids, m_ids = torch.as_tensor(human, device=dev), torch.as_tensor(machine, device=dev)
     sh = cat(_batched(roles, need, h_ids, batch, stats))
     sm = cat(_batched(roles, need, m_ids, batch, stats))
     tau_h, tau_m = sh["_log_tau"], sm["_log_tau"]
@@ -290,8 +300,10 @@ def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, metho
         names = [m for m in p["ckpt_detectors"] if det.DETECTORS[m].roles == ("scorer",)]
 
         def ck(lps, chunk):
-            out = {n: det.DETECTORS[n].stat(lps, chunk, start).double().numpy() for n in names}
-            out["_log_tau"] = det.telescope_logp(lps["scorer"], chunk, start).double().numpy()
+            out = {n: det.DETECTORS[n].stat(lps, chunk, start).double().cpu().numpy()
+                   for n in names}
+            out["_log_tau"] = (det.telescope_logp(lps["scorer"], chunk, start).double()
+                               .cpu().numpy())
             return out
 
         for frac in sorted(ckpts):

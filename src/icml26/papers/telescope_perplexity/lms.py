@@ -5,6 +5,12 @@ Each model is a shared ``icml26.lm`` GPT trained from scratch on the seed's trai
 the shared AdamW (warm-up + cosine) loop. Randomness: the init and the dropout masks come from
 torch's global generator, re-seeded just before each model is built, and the batches from
 ``train_lm``'s own generator, so one model's numbers never depend on what else a job trains.
+
+Device: a model is built on the CPU (the same initial weights on every device) and moved to
+``device`` (config ``device`` through ``icml26.seeding.torch_device``); batches and sampling
+uniforms are drawn on CPU generators and moved (``icml26.lm.train``). Dropout masks come from
+the device's own generator (seeded by the same ``torch.manual_seed``), so on a GPU they differ
+from the CPU's.
 """
 
 from __future__ import annotations
@@ -26,12 +32,12 @@ def seed_torch(seed: int) -> None:
     torch.manual_seed(seed % (2**63))
 
 
-def build(vocab: int, arch: dict, seed: int) -> GPT:
+def build(vocab: int, arch: dict, seed: int, device=None) -> GPT:
     seed_torch(seed)
     cfg = GPTConfig(vocab_size=vocab, context=int(arch["context"]), d_model=int(arch["d"]),
                     n_heads=int(arch["heads"]), n_layers=int(arch["layers"]),
                     dropout=float(arch["dropout"]))
-    return GPT(cfg)
+    return GPT(cfg).to("cpu" if device is None else device)
 
 
 def checkpoint_steps(steps: int, fracs) -> dict[int, float]:
@@ -98,7 +104,8 @@ class CachedSampler(torch.nn.Module):
             raise ValueError("CachedSampler: sequences must grow within the context")
         x = g.tok(idx[:, t0:]) + g.pos(torch.arange(t0, t, device=idx.device))
         # new position i (absolute t0 + i) may attend to every absolute position j <= t0 + i
-        mask = torch.arange(t)[None, :] <= torch.arange(t0, t)[:, None]
+        mask = (torch.arange(t, device=idx.device)[None, :]
+                <= torch.arange(t0, t, device=idx.device)[:, None])
         for li, block in enumerate(g.blocks):
             attn = block.attn
             b, n, d = x.shape
@@ -126,6 +133,6 @@ def generate(model: GPT, prompts: np.ndarray, n_new: int, seed: int, temperature
     out = []
     for i in range(0, len(prompts), batch):
         out.append(sample(CachedSampler(model), as_tensor(prompts[i : i + batch]), n_new,
-                          generator=gen, temperature=temperature, top_p=top_p).numpy())
+                          generator=gen, temperature=temperature, top_p=top_p).cpu().numpy())
     model.eval()
     return np.concatenate(out)

@@ -250,10 +250,14 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     import torch
 
     from icml26.rl.optim import Adam
+    from icml26.seeding import torch_device
 
     from . import models
 
     torch.set_num_threads(1)
+    # parameters, inputs and targets on the device; the point clouds, diffusion-wavelet
+    # coefficients and metrics are numpy on the CPU (built before, read back after training)
+    dev = torch_device(cfg["device"])
     state, curves = {}, []
     for run in runs:
         hp = _p(cfg, run.setting)
@@ -280,14 +284,16 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             forward = models.egnn_forward
         else:
             raise ValueError(f"unknown method {run.method!r}")
+        # initialised on the CPU generator (the same weights on every device), then moved
+        params = {k: v.to(dev) if torch.is_tensor(v) else v for k, v in params.items()}
 
         def tens(inp, dtype):
-            return {k: torch.as_tensor(v) if v.dtype.kind in "iu" else
-                    torch.as_tensor(v, dtype=dtype) for k, v in inp.items()}
+            return {k: torch.as_tensor(v, device=dev) if v.dtype.kind in "iu" else
+                    torch.as_tensor(v, dtype=dtype, device=dev) for k, v in inp.items()}
 
         def target(d, dtype):
-            y = torch.as_tensor(d["Y"], dtype=dtype).reshape(-1, 3)
-            return y, torch.as_tensor(d["mask"], dtype=dtype).reshape(-1, 1)
+            y = torch.as_tensor(d["Y"], dtype=dtype, device=dev).reshape(-1, 3)
+            return y, torch.as_tensor(d["mask"], dtype=dtype, device=dev).reshape(-1, 1)
 
         xtr, (ytr, mtr) = tens(build["train"], f32), target(sp["train"], f32)
         xva, (yva, mva) = tens(build["val"], f32), target(sp["val"], f32)
@@ -319,7 +325,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
         with torch.no_grad():
             for s in test_splits(kind) + ("probe",):
                 pred = forward(p64, tens(build[s], torch.float64))
-                state[f"{run.key}/pred_{s}"] = pred.reshape(sp[s]["Y"].shape).numpy()
+                state[f"{run.key}/pred_{s}"] = pred.reshape(sp[s]["Y"].shape).cpu().numpy()
         if run.method == "vdw-gnn":   # per-cloud frame ratios, for the histogram (Fig. 2)
             for name in ("frame_min", "frame_max"):
                 vals = sp["test"][name]

@@ -115,4 +115,5 @@ def egnn_forward(p, inp):
     phi = m @ p["wx"]                                     # (E, 1)
     psi = m @ p["wv"]                                     # (E, F)
     msg = rel * phi + torch.einsum("ekf,ef->ek", vdst, psi)
-    return torch.zeros(deg.shape[0], 3, dtype=msg.dtype).index_add_(0, src, msg) / deg
+    return torch.zeros(deg.shape[0], 3, dtype=msg.dtype, device=msg.device).index_add_(
+        0, src, msg) / deg
