@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import REPO
 
-from icml26 import grid, io, pipeline, plotting, registry
+from icml26 import grid, pipeline, plotting, registry
 from icml26.config import available_papers
 
 PAPERS = available_papers(REPO / "config")
@@ -180,9 +180,11 @@ def smoke_figures(results, slug) -> dict:
     """The paper's figures, rebuilt from the metrics and curves of a smoke run."""
     cfg = pipeline.resolve(slug, "smoke")
     base = results / slug
-    metrics = io.read_csv(base / "metrics.csv", required=pipeline.RUN_COLUMNS)
-    curves = pipeline.collect([base / "train" / f"{s}.csv" for s in grid.shards(cfg)],
-                              pipeline.CURVE_COLUMNS)
+    shards = grid.shards(cfg)  # the report's own inputs, checked and in grid order
+    metrics, curves = pipeline.collect_shards(
+        cfg, [base / "eval" / f"{s}.csv" for s in shards],
+        [base / "train" / f"{s}.csv" for s in shards],
+        [base / "train" / f"{s}.npz" for s in shards])
     plotting.pyplot()
     return registry.stage(slug, "figures").make(cfg, metrics, curves)
 

@@ -112,16 +112,6 @@ def evaluate(cfg: dict, shard: str, data_path, state_path, curves_path, eval_pat
     io.write_csv(eval_path, frame)
 
 
-def collect(paths, required) -> "pd.DataFrame":  # noqa: F821
-    import pandas as pd
-
-    frames = [io.read_csv(p, required=required) for p in paths]
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return pd.DataFrame(columns=list(required))
-    return pd.concat(frames, ignore_index=True)
-
-
 def _grid_order(frame, runs):
     """Rows sorted by the grid order of their run (stable within a run), so that tables,
     claims and figures do not depend on how the grid was sharded."""
