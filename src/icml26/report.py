@@ -41,9 +41,10 @@ def summarise(metrics):
                 continue
             iv = mean_ci(values)
             rows.append({"method": method, "setting": setting, "metric": col, "mean": iv.mean,
-                         "ci_lo": iv.lo, "ci_hi": iv.hi, "n_seeds": iv.n})
+                         "ci_lo": iv.lo, "ci_hi": iv.hi, "n_seeds": iv.n,
+                         "n_failed": iv.n_failed})
     return pd.DataFrame(rows, columns=["method", "setting", "metric", "mean", "ci_lo", "ci_hi",
-                                       "n_seeds"])
+                                       "n_seeds", "n_failed"])
 
 
 def _fmt(x) -> str:
@@ -62,10 +63,11 @@ def _fmt(x) -> str:
     return str(x)
 
 
-def _ci_cell(mean, lo, hi) -> str:
+def _ci_cell(mean, lo, hi, n_failed=0) -> str:
+    failed = f" ({int(n_failed)} failed)" if n_failed else ""
     if not np.isfinite(lo):
-        return _fmt(mean)
-    return f"{mean:.4g} ± {(hi - lo) / 2:.2g}"
+        return _fmt(mean) + failed
+    return f"{mean:.4g} ± {(hi - lo) / 2:.2g}{failed}"
 
 
 @dataclass
@@ -204,12 +206,14 @@ def paper_page(meta, cfg: dict, claims_doc: dict, summary, tables: dict, figdir:
         page.h(2, title)
         page.table(list(frame.columns), [[_fmt(v) for v in row] for row in frame.itertuples(
             index=False)])
-    page.h(2, "Metrics (mean ± 95% CI half-width over seeds)")
+    page.h(2, "Metrics (mean ± 95% CI half-width over seeds; failed runs, NaN/inf, counted "
+              "apart)")
     if len(summary):
         wide = {}
         for row in summary.itertuples(index=False):
             key = (row.method, row.setting)
-            wide.setdefault(key, {})[row.metric] = _ci_cell(row.mean, row.ci_lo, row.ci_hi)
+            wide.setdefault(key, {})[row.metric] = _ci_cell(row.mean, row.ci_lo, row.ci_hi,
+                                                        getattr(row, "n_failed", 0))
         metrics = list(dict.fromkeys(summary["metric"]))
         for chunk in range(0, len(metrics), 6):
             cols = metrics[chunk:chunk + 6]
