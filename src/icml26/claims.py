@@ -132,8 +132,8 @@ def check_mean(values, op: str, threshold: float, censored=None) -> Check:
     x = _flat(values)
     labels = _labels(values, x.size)
     signs = _censor_signs(censored, x.size)
-    failed = tuple(lab for lab, v in zip(labels, x) if not np.isfinite(v))
-    cens = tuple(lab for lab, s, v in zip(labels, signs, x) if s and np.isfinite(v))
+    failed = tuple(lab for lab, v in zip(labels, x, strict=True) if not np.isfinite(v))
+    cens = tuple(lab for lab, s, v in zip(labels, signs, x, strict=True) if s and np.isfinite(v))
     iv = mean_ci(x)
     if iv.n < 2:
         return Check(INCONCLUSIVE, iv.mean, n=iv.n, failed=failed, censored=cens,
@@ -178,7 +178,7 @@ def check_every(values, op: str, threshold: float) -> Check:
     """Per-seed values that must all satisfy the comparison (a failed seed does not)."""
     x = _flat(values)
     labels = _labels(values, x.size)
-    failed = tuple(lab for lab, v in zip(labels, x) if not np.isfinite(v))
+    failed = tuple(lab for lab, v in zip(labels, x, strict=True) if not np.isfinite(v))
     finite = x[np.isfinite(x)]
     worst = (float(finite.max() if op in ("<=", "<") else finite.min())
              if finite.size else math.nan)
@@ -200,7 +200,7 @@ def check_fraction(values, op: str, threshold: float, at_least: float) -> Check:
     """
     x = _flat(values)
     labels = _labels(values, x.size)
-    failed = tuple(lab for lab, v in zip(labels, x) if not np.isfinite(v))
+    failed = tuple(lab for lab, v in zip(labels, x, strict=True) if not np.isfinite(v))
     if x.size < MIN_SEEDS:
         frac = float(np.mean([np.isfinite(v) and _holds(v, op, threshold) for v in x])) \
             if x.size else math.nan
