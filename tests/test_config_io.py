@@ -29,6 +29,27 @@ def test_every_catalog_paper_with_config_resolves_at_every_scale(cfgdir):
             assert grid.runs(cfg) and grid.shards(cfg)
 
 
+# (paper, setting) pairs that are one deterministic computation, where seeds mean nothing;
+# each with its reason. Every other (method, setting) runs >= 5 seeds at default, >= 10 at full.
+DETERMINISTIC_SETTINGS: dict[tuple[str, str], str] = {}
+MIN_SEEDS_AT = {"default": 5, "full": 10}
+
+
+@pytest.mark.parametrize("scale", sorted(MIN_SEEDS_AT))
+def test_every_run_has_enough_seeds(cfgdir, scale):
+    """Issue 13: claims decided over seeds need >= 5 seeds at default and >= 10 at full."""
+    short = []
+    for slug in wf(cfgdir)["papers"]:
+        cfg = resolve_paper(slug, wf(cfgdir, scale=scale), cfgdir)
+        seeds = {}
+        for run in grid.runs(cfg):
+            seeds.setdefault((run.method, run.setting), set()).add(run.seed)
+        for (method, setting), got in seeds.items():
+            if (slug, setting) not in DETERMINISTIC_SETTINGS and len(got) < MIN_SEEDS_AT[scale]:
+                short.append(f"{slug} {method}/{setting}: {len(got)} seeds")
+    assert not short, "\n".join(short)
+
+
 @pytest.mark.parametrize("override, words", [
     ({"scale": "huge"}, ["scale", "smoke, default, full"]),
     ({"papers": ["nope"]}, ["unknown paper 'nope'", "available papers"]),

@@ -198,9 +198,16 @@ def test_config_change_reruns_only_that_paper(smoke, tmp_path):
     assert "Nothing to be done" in unchanged
 
 
+# Three fixed papers at default (a numpy RL paper, a torch meta-RL paper, a graph paper): all
+# 25 at default cost ~25 minutes on 2 cores, more than the test budget allows; `make reproduce`
+# runs them all, and every paper's default grid is resolved and dry-run above.
+DEFAULT_SCALE_PAPERS = ["avg-reward-td", "sim2real-safe-metarl", "st-gpa"]
+
+
 def test_default_scale_every_claim_has_a_verdict(tmp_path):
-    snakemake(tmp_path, "-c2", "--config", "scale=default")
-    for paper in PAPERS:
+    papers = [p for p in DEFAULT_SCALE_PAPERS if p in PAPERS]
+    snakemake(tmp_path, "-c2", "--config", "scale=default", f"papers=[{','.join(papers)}]")
+    for paper in papers:
         doc = json.loads((tmp_path / "results" / paper / "claims.json").read_text())
-        assert doc["scale"] == "default"
-        assert all(c["verdict"] in VERDICTS for c in doc["claims"])
+        assert doc["scale"] == "default" and len(doc["seeds"]) >= 5
+        assert doc["claims"] and all(c["verdict"] in VERDICTS for c in doc["claims"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-BUDGETS = {"smoke": 15.0, "default": 120.0}
+BUDGETS = {"smoke": 15.0, "default": 180.0}
 
 
 def job_times(tsv: Path) -> tuple[float, float]:
