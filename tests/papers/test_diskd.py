@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from icml26 import pipeline
-from icml26.claims import NOT_REPRODUCED
+from icml26.claims import NOT_REPRODUCED, REPRODUCED
 from icml26.papers.diskd import claims, experiment, metrics, net, sim, survival
 
 
@@ -211,10 +211,49 @@ def _metrics_fail():
     return pd.DataFrame(rows)
 
 
+def _metrics_pass(w_compatible=(0.95, 0.9, 0.97, 0.85, 0.99)):
+    rows = []
+    for seed in range(len(w_compatible)):
+        for s in ("S1", "S2", "S3", "S4"):
+            for m in ("local-only", "teacher-only", "naive-kd", "diskd"):
+                c = {"local-only": 0.70, "teacher-only": 0.74, "naive-kd": 0.70,
+                     "diskd": 0.74}[m]
+                if s == "S2" and m == "naive-kd":
+                    c = 0.69
+                rows.append({"method": m, "setting": s, "seed": seed,
+                             "cindex_1": c + 0.001 * seed,
+                             "calib_1": (0.01 if m == "diskd" else 0.03) + 0.0005 * seed,
+                             "w_compatible": w_compatible[seed] if m == "diskd" else np.nan})
+    return pd.DataFrame(rows)
+
+
 def test_claims_fail_on_data_built_to_fail():
     cfg = pipeline.resolve("diskd", "default")
     out = claims.check(cfg, _metrics_fail(), pd.DataFrame())
     assert [c.verdict for c in out] == [NOT_REPRODUCED] * 5
+
+
+def test_claims_pass_on_data_built_to_pass_and_note_is_computed():
+    cfg = pipeline.resolve("diskd", "default")
+    out = claims.check(cfg, _metrics_pass(), pd.DataFrame())
+    assert [c.verdict for c in out] == [REPRODUCED] * 5, [(c.id, c.verdict) for c in out]
+    note = out[4].to_dict()["note"]
+    assert "DiSKD 0.742" in note and "teacher-only 0.742" in note   # seed means 0.74 + 0.002
+
+
+def test_weight_claim_is_a_fraction_of_seeds():
+    cfg = pipeline.resolve("diskd", "default")
+    # 4 of 5 seeds with w >= 0.8 holds; 3 of 5 does not; the same fraction holds at 10 seeds
+    four = claims.check(cfg, _metrics_pass((0.95, 0.5, 0.9, 0.85, 0.99)), pd.DataFrame())
+    three = claims.check(cfg, _metrics_pass((0.95, 0.5, 0.9, 0.3, 0.99)), pd.DataFrame())
+    eight = claims.check(cfg, _metrics_pass((0.95, 0.5, 0.9, 0.85, 0.99) * 2), pd.DataFrame())
+    part = "frac_seeds_w>=0.8"
+    assert four[2].parts[part].verdict == REPRODUCED and four[2].parts[part].measured == 0.8
+    assert three[2].parts[part].verdict == NOT_REPRODUCED
+    assert eight[2].parts[part].verdict == REPRODUCED
+    # a failed (NaN) weight counts as a seed where it does not hold
+    nan = claims.check(cfg, _metrics_pass((0.95, np.nan, 0.9, 0.3, 0.99)), pd.DataFrame())
+    assert nan[2].parts[part].verdict == NOT_REPRODUCED and nan[2].parts[part].failed
 
 
 def test_unweighted_kl_is_the_plain_sum_of_interval_kls():

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from icml26 import pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.fed import mlp_forward, mlp_grads, softmax_xent
 from icml26.papers.embedding_generalization import claims, diagnostics, figures, model
 
@@ -209,7 +209,7 @@ def test_noise_labels_nested_and_split_shared():
 
 
 # --- claims -------------------------------------------------------------------------------------
-def _metrics(n=48, good=True, seed=0):
+def _metrics(n=120, good=True, seed=0):
     rng = np.random.default_rng(seed)
     gap = rng.uniform(size=n)
     noise = rng.normal(size=n)
@@ -233,6 +233,41 @@ def test_claims_pass_on_good_and_fail_on_bad_data():
     assert len(good) == 5
     assert all(c.verdict == REPRODUCED for c in good), [c.to_dict() for c in good]
     assert all(c.verdict == NOT_REPRODUCED for c in bad), [c.to_dict() for c in bad]
+
+
+def test_claims_resample_seeds():
+    cfg = pipeline.resolve(SLUG, "smoke")
+    # two seeds (48 models) cannot decide, however strong the correlation
+    two = claims.check(cfg, _metrics(n=48), None)
+    assert all(c.verdict == INCONCLUSIVE for c in two)
+    # the interval comes from resampling whole seeds: seed-level structure widens it
+    m = _metrics()
+    m["id_final"] = m["gap"] * 10 * np.where(m["seed"] % 2 == 0, 1.0, -1.0)
+    c1 = claims.check(cfg, m, None)[0]
+    part = c1.parts["value"]
+    assert part.lo < 0.4 < part.hi and c1.verdict == INCONCLUSIVE
+    # the statistic on all seeds is the plain Spearman over all models
+    from scipy.stats import spearmanr
+
+    assert part.measured == pytest.approx(spearmanr(m["id_final"], m["gap"])[0])
+
+
+def test_claim_spearman_is_scipys_with_ties():
+    from scipy.stats import rankdata, spearmanr
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        x = rng.integers(0, 5, size=30).astype(float)
+        y = np.repeat(rng.normal(size=15), 2)
+        assert np.allclose(claims._ranks(x), rankdata(x))
+        assert claims.rho({"a": x, "b": y}, "a", "b") == pytest.approx(spearmanr(x, y)[0])
+
+
+def test_bound_claim_counts_a_missing_bound_as_a_failure():
+    m = _metrics()
+    assert claims.bound_holds(m) == 1.0
+    m.loc[:11, "bound"] = np.nan      # 12 of 120 models without a finite bound: 90% holds
+    assert claims.bound_holds(m) == pytest.approx(0.9)
 
 
 def test_bootstrap_rho_matches_spearman():

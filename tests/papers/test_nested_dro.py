@@ -10,7 +10,7 @@ import pytest
 from scipy.optimize import linprog, minimize
 
 from icml26 import pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.nested_dro import claims, data, dro, experiment, logistic
 
 
@@ -351,7 +351,8 @@ def _metrics(cfg, fail):
                 rows.append({"method": m, "setting": s, "seed": seed, "test_mse": mse,
                              "lev_retention": (0.2 if fail else 1.2),
                              "lev_kept_frac": (0.9 if fail else 0.0),
-                             "outlier_weight": (0.2 if fail else 0.0) + 0.001 * rng.random()})
+                             "outlier_weight": (0.2 if fail else 0.0) + 0.001 * rng.random(),
+                             "dropped_frac": 0.25})
     return pd.DataFrame(rows)
 
 
@@ -362,6 +363,24 @@ def test_claim_checkers_fail_on_failing_data_and_pass_on_passing_data():
     assert all(c.verdict == NOT_REPRODUCED for c in bad), [(c.id, c.verdict) for c in bad]
     good = claims.check(cfg, _metrics(cfg, False), None)
     assert [c.verdict for c in good] == [REPRODUCED] * 5
+
+
+def test_claim_notes_are_computed_and_a_failed_seed_is_named():
+    cfg = pipeline.resolve("nested-dro", "default")
+    met = _metrics(cfg, False)
+    s0 = claims.find_setting(cfg, "synthetic", 0.0)
+    at = (met["setting"] == s0) & (met["method"] == "nested-dro")
+    met.loc[at, "test_mse"] = 0.5
+    met.loc[at, "dropped_frac"] = 0.375
+    erm = met.loc[(met["setting"] == s0) & (met["method"] == "erm"), "test_mse"].mean()
+    c4 = {c.id: c for c in claims.check(cfg, met, None)}["C4-no-price"].to_dict()
+    assert f"{0.5 / erm:.3f}" in c4["note"] and "0.375" in c4["note"]
+    # a diverged nested-DRO run (NaN) is named and cannot help C3 pass
+    s01 = claims.find_setting(cfg, "synthetic", 0.1)
+    met.loc[(met["setting"] == s01) & (met["method"] == "nested-dro") & (met["seed"] == 3),
+            "outlier_weight"] = np.nan
+    c3 = {c.id: c for c in claims.check(cfg, met, None)}["C3-outliers"]
+    assert c3.verdict == INCONCLUSIVE and "3" in c3.parts["value"].failed
 
 
 # --------------------------------------------------------------------------------------------

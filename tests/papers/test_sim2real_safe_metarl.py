@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from icml26 import grid, pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.sim2real_safe_metarl import (
     agents,
     braking,
@@ -174,32 +174,50 @@ def test_results_do_not_depend_on_sharding():
         assert np.array_equal(full[key], one[key], equal_nan=True)
 
 
-def _metrics(values: dict) -> pd.DataFrame:
-    """One run per (method, setting) with the given pooled stats (10 episodes per window)."""
+def _metrics(values: dict, n_seeds: int = 5, literal: dict | None = None) -> pd.DataFrame:
+    """One run per (method, setting, critic seed) with the given pooled stats (10 episodes per
+    window and seed; a small seed-to-seed spread so the bootstrap has something to resample).
+    ``literal``: setting -> PROPOSED's alpha under the literal noise reading."""
     rows = []
-    for method in agents.RULES:
-        for setting in ("REAL-HARD", "REAL-BENIGN"):
-            v = values.get((method, setting), {})
-            rows.append({"method": method, "setting": setting, "seed": 0,
-                         "early_crashes": 10 * v.get("early", 0.0), "early_episodes": 10,
-                         "late_crashes": 10 * v.get("late", 0.0), "late_episodes": 10,
-                         "tts_sum": 10 * v.get("tts", 6.0), "tts_count": 10,
-                         "alpha_sum": 10 * v.get("alpha", 1.0), "margin_sum": 0.0,
-                         "adapted_episodes": 10})
+    for seed in range(n_seeds):
+        jitter = 0.01 * (seed - (n_seeds - 1) / 2)
+        for method in agents.RULES:
+            for setting in ("REAL-HARD", "REAL-BENIGN"):
+                v = values.get((method, setting), {})
+                row = {"method": method, "setting": setting, "seed": seed,
+                       "early_crashes": 10 * max(v.get("early", 0.0) + jitter, 0.0),
+                       "early_episodes": 10,
+                       "late_crashes": 10 * max(v.get("late", 0.0) + jitter, 0.0),
+                       "late_episodes": 10,
+                       "tts_sum": 10 * (v.get("tts", 6.0) + jitter), "tts_count": 10,
+                       "alpha_sum": 10 * (v.get("alpha", 1.0) + jitter), "margin_sum": 0.0,
+                       "adapted_episodes": 10}
+                if literal is not None:
+                    lit = method == "PROPOSED"
+                    row.update({"early_crashes_literal": row["early_crashes"] if lit else np.nan,
+                                "late_crashes_literal": row["late_crashes"] if lit else np.nan,
+                                "tts_sum_literal": row["tts_sum"] if lit else np.nan,
+                                "tts_count_literal": 10 if lit else np.nan,
+                                "alpha_sum_literal": 10 * (literal[setting] + jitter)
+                                if lit else np.nan})
+                rows.append(row)
     return pd.DataFrame(rows)
+
+
+GOOD = {
+    ("PROPOSED", "REAL-HARD"): {"early": 0.1, "late": 0.0, "alpha": 0.6},
+    ("CTX-NEUTRAL", "REAL-HARD"): {"early": 0.3},
+    ("DR", "REAL-HARD"): {"early": 0.3, "late": 0.3},
+    ("PROPOSED", "REAL-BENIGN"): {"alpha": 0.9, "tts": 6.0},
+    ("ROB", "REAL-BENIGN"): {"tts": 8.0}, ("DR", "REAL-BENIGN"): {"tts": 7.0},
+    ("CTX-NEUTRAL", "REAL-BENIGN"): {"tts": 6.0},
+}
 
 
 def test_claims_reproduce_and_fail_on_built_metrics():
     cfg = pipeline.resolve(SLUG, "default")
-    good = _metrics({
-        ("PROPOSED", "REAL-HARD"): {"early": 0.1, "late": 0.0, "alpha": 0.6},
-        ("CTX-NEUTRAL", "REAL-HARD"): {"early": 0.3},
-        ("DR", "REAL-HARD"): {"early": 0.3, "late": 0.3},
-        ("PROPOSED", "REAL-BENIGN"): {"alpha": 0.9, "tts": 6.0},
-        ("ROB", "REAL-BENIGN"): {"tts": 8.0}, ("DR", "REAL-BENIGN"): {"tts": 7.0},
-        ("CTX-NEUTRAL", "REAL-BENIGN"): {"tts": 6.0},
-    })
-    assert all(c.verdict == REPRODUCED for c in claims.check(cfg, good, None))
+    good = claims.check(cfg, _metrics(GOOD), None)
+    assert all(c.verdict == REPRODUCED for c in good), [(c.id, c.verdict) for c in good]
     bad = _metrics({
         ("PROPOSED", "REAL-HARD"): {"early": 0.3, "late": 0.3, "alpha": 0.9},
         ("CTX-NEUTRAL", "REAL-HARD"): {"early": 0.3},
@@ -208,7 +226,54 @@ def test_claims_reproduce_and_fail_on_built_metrics():
         ("ROB", "REAL-BENIGN"): {"tts": 8.0}, ("DR", "REAL-BENIGN"): {"tts": 7.0},
         ("CTX-NEUTRAL", "REAL-BENIGN"): {"tts": 6.0},
     })
-    assert all(c.verdict == NOT_REPRODUCED for c in claims.check(cfg, bad, None))
+    out = claims.check(cfg, bad, None)
+    assert all(c.verdict == NOT_REPRODUCED for c in out), [(c.id, c.verdict) for c in out]
+
+
+def test_pooled_claims_resample_critic_seeds():
+    cfg = pipeline.resolve(SLUG, "default")
+    # one critic seed cannot decide; a borderline alpha straddling 0.85 is inconclusive
+    one = claims.check(cfg, _metrics(GOOD, n_seeds=1), None)
+    assert all(c.verdict == INCONCLUSIVE for c in one)
+    border = dict(GOOD)
+    border[("PROPOSED", "REAL-BENIGN")] = {"alpha": 0.85, "tts": 6.0}
+    c4 = claims.check(cfg, _metrics(border), None)[3]
+    part = c4.parts["alpha REAL-BENIGN"]
+    assert part.lo < 0.85 < part.hi and c4.verdict == INCONCLUSIVE
+    # the pooled value is the ratio of summed counts, i.e. the mean over equal-size seeds
+    assert np.isclose(claims.pooled(_metrics(GOOD), "PROPOSED", "REAL-BENIGN", "alpha"), 0.9)
+
+
+def test_claim4_note_gives_the_literal_reading_computed_from_the_run():
+    cfg = pipeline.resolve(SLUG, "default")
+    met = _metrics(GOOD, literal={"REAL-BENIGN": 0.8, "REAL-HARD": 0.5})
+    c4 = claims.check(cfg, met, None)[3]
+    assert c4.verdict == REPRODUCED
+    note = c4.to_dict()["note"]
+    assert "REAL-BENIGN 0.800" in note and "REAL-HARD 0.500" in note
+    assert "would be not reproduced" in note
+    met = _metrics(GOOD, literal={"REAL-BENIGN": 0.95, "REAL-HARD": 0.5})
+    assert "would be reproduced" in claims.check(cfg, met, None)[3].to_dict()["note"]
+
+
+def test_literal_reading_redeploys_proposed_on_the_same_roads():
+    cfg = pipeline.resolve(SLUG, "smoke")
+    data = experiment.prepare(cfg, np.random.default_rng(0))
+    runs = [r for r in grid.runs(cfg) if r.method in ("PROPOSED", "DR")]
+    state, _ = experiment.train(cfg, data, runs)
+    prop = next(r for r in runs if r.method == "PROPOSED")
+    dr = next(r for r in runs if r.method == "DR")
+    assert f"{dr.key}/alpha_literal" not in state
+    # with the literal sd equal to the grid's, the redeployment repeats the run exactly
+    cfg["params"]["literal_obs_sd"] = cfg["params"]["obs_sd"]
+    same, _ = experiment.train(cfg, data, runs)
+    for q in experiment.LITERAL_QUANTITIES:
+        assert np.array_equal(same[f"{prop.key}/{q}_literal"], same[f"{prop.key}/{q}"],
+                              equal_nan=True)
+    rows = experiment.evaluate(cfg, data, runs, same, None)
+    r = rows[runs.index(prop)]
+    assert r["alpha_sum_literal"] == r["alpha_sum"] and np.isnan(rows[runs.index(dr)]
+                                                                  ["alpha_sum_literal"])
 
 
 def test_smoke_runs_end_to_end(tmp_path):

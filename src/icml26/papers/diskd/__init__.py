@@ -43,12 +43,19 @@ FIDELITY = """\
   local cohort and test set (paired). local-only does not depend on the setting: it is
   trained once per seed (it is also DiSKD's null model) and reported in every setting; all
   students are trained in one job (shard_by: []) for that reason. With one compatible teacher
-  (S1) DiSKD's weight is ~1 - 1e-7, so DiSKD and naive KD coincide in S1 up to float32
-  rounding.
+  (S1) DiSKD's weight on it is 1 up to float32 rounding (its validation log-likelihood beats
+  the null model's by many nats; the learned weights are in metrics.csv), so DiSKD and naive
+  KD coincide in S1.
 - **Teacher-only** is reported only where the teacher's outcome matches (S1, S2).
-- **Claim 5 (sanity) does not reproduce** at lambda = 1: the student stays well below the
-  teacher's C-index (see the claim's note); the mechanism (KL term, weights) is tested
-  separately and the verdict is kept as measured.
+- **Claim 5 (sanity)** is checked at the spec's lambda = 1, where early stopping on the local
+  validation NLL can stop the student below the teacher's C-index. The claim's note gives
+  both C-indices, computed from the run. A rerun with lambda = 10 is a side experiment
+  outside the pipeline (`python -m icml26.papers.diskd.side_lambda --lam 10 --seeds 0 1 2
+  3 4`). The mechanism (KL term, weights) is tested separately, and the verdict is kept as
+  measured.
+- **Statistics**: paired per-seed differences with check_mean (95% t-interval), 5 seeds at
+  default and 20 at full; "in at least 4 of 5 seeds" is the fraction of seeds with
+  w >= 0.8 (check_fraction, at least 0.8), so it means the same at 20 seeds.
 - **C-index**: Wolbers' competing-risks concordance truncated at T over *all* comparable pairs
   of the uncensored test set (exact), not 200000 sampled pairs. It is tested against a
   brute-force pairwise count, a hand case with ties, and lifelines' concordance_index (Harrell's

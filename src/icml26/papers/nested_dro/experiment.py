@@ -178,6 +178,8 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
         out["lev_retention"] = (float(w[lev].sum() / (lev.sum() / n))
                                 if w is not None and has_lev else np.nan)
         out["outlier_weight"] = float(w[bad].sum()) if w is not None and bad.any() else np.nan
+        # fraction of the training points a reweighting method gives zero weight (for notes)
+        out["dropped_frac"] = float(np.mean(w <= 1e-12)) if w is not None else np.nan
         keep = state.get(f"{run.key}/keep")
         out["lev_kept_frac"] = (float(keep[lev].mean()) if keep is not None and has_lev
                                 else np.nan)

@@ -59,10 +59,12 @@ FIDELITY = """\
   also rules that reading out. We therefore add sensor noise of sd 0.4
   (`obs_sd`; sqrt(0.3² + 0.4²) = 0.5), which keeps "achieved deceleration + noise" and makes
   the model calibrated on simulated roads. `obs_sd: 0.5` restores the literal reading.
-  A one-off check after the default run used the literal reading (1 critic seed × 10
-  deployments; it is not part of the grid and not a claim). PROPOSED's mean alpha over
-  episodes 6–20 was then 0.81 on REAL-BENIGN, below claim 4's 0.85, and 0.50 on REAL-HARD.
-  The safety and time-to-stop numbers were unchanged.
+  Every run also measures the literal reading: PROPOSED is deployed a second time on the
+  same roads and noise draws with sensor noise of s.d. 0.5 (`literal_obs_sd`), and claim 4's
+  note gives its pooled alphas, their intervals and the verdict claim 4 would get under that
+  reading, computed from the run (the literal deployment enters no verdict and no figure).
+  By the formula above, with RMSE/0.5 ≈ 1.17 on a correctly modelled road, alpha is at most
+  about 0.83 under the literal reading, below claim 4's 0.85.
 - **Saturated observations.** As specified, each y is a factor with mean y/7, even when
   7mu > 6 (the commanded deceleration caps y at ~6). On REAL-BENIGN (mu = 0.95), mu_hat
   therefore settles near 6/7 ≈ 0.857 instead of 0.95. The bins 0.8 and 0.9 share the weight
@@ -70,22 +72,24 @@ FIDELITY = """\
 - **Pairing.** Per (environment, critic seed), all methods see the same start states and the
   same per-step noise for each deployment seed and episode. The critic of a seed is shared by
   all methods and environments.
-- **Statistics.** The spec defines every metric as pooled over all deployment runs (3 critic
-  seeds × 10 deployment seeds at default), with single quoted numbers. Every claim is
-  therefore checked with `check_value` on the pooled statistic; "A ≤ c × B" is checked as
-  A − c·B ≤ 0. The claim notes give each method's pooled values.
-- **Honest negatives the spec anticipates.** Adaptive risk is not strictly better than fixed
-  aversion here: after identification, CTX-AVERSE (alpha = 0.05) is as fast as PROPOSED, and
-  it is as safe early. ROB is the safest early on REAL-HARD but slow on REAL-BENIGN. The
-  table shows all methods. Risk adaptation protects only against risks that the critic
-  represents. The paper's safety upper bound is not reproduced.
+- **Statistics.** The spec defines every metric as pooled over all deployment runs (5 critic
+  seeds × 10 deployment seeds at default), with single quoted numbers. Every claim is checked
+  on that pooled statistic with `check_pooled`: a 95% bootstrap interval that resamples the
+  critic seeds (each bringing all its deployment runs, since they share the critic and the
+  roads); "A ≤ c × B" is checked as A − c·B ≤ 0 on the same resampled seeds. The claim
+  notes give each method's pooled values, computed from the run.
+- **Negatives the spec anticipates.** Adaptive risk need not be better than fixed aversion
+  here: after identification, CTX-AVERSE (alpha = 0.05) can be as fast as PROPOSED and as
+  safe early, and ROB buys early safety on REAL-HARD with time on REAL-BENIGN. The table
+  and the claim notes show every method's measured values. Risk adaptation protects only
+  against risks that the critic represents. The paper's safety upper bound is not reproduced.
 - **Scale.** Smoke: 2 bins, 4 margins, 50 rollouts per cell, 5 episodes, 1 critic seed,
   2 deployment seeds. The windows of episodes 6–20 are then empty, so claims 2–4 are
-  inconclusive at smoke. Default: 5 bins × 16 margins × 200 rollouts, 3 critic seeds ×
+  inconclusive at smoke. Default: 5 bins × 16 margins × 200 rollouts, 5 critic seeds ×
   10 deployment seeds × 20 episodes. Both are option level with the closed-form posterior.
 - **Full profile: the spec's step-level version.** Full (`level: step`) runs different
   code paths from smoke and default, all chosen by the config; smoke and default are the
-  option-level method above, unchanged. What full runs, per critic seed (5 seeds):
+  option-level method above, unchanged. What full runs, per critic seed (10 seeds):
   - *Step-level control.* The margin is re-chosen every 0.5 s (`decision_every: 5` steps
     of 0.1 s), starting at t = 0, from the current gap and speed, by the same rule
     argmax_m R − 10·min(1, P/alpha) with the method's bin weights and risk level. The
@@ -117,7 +121,7 @@ FIDELITY = """\
     The residuals, u and alpha are computed from this posterior exactly as in the closed
     form. Torch is imported only by this training step, which runs in the train job;
     deployment evaluates the MLP in numpy.
-  - *Size.* 5 critic seeds × 50 deployment seeds × 100 episodes; late window 4–100,
+  - *Size.* 10 critic seeds × 50 deployment seeds × 100 episodes; late window 4–100,
     adapted window 6–100.
   All other parts of the method, the baselines, the claims and their thresholds are as at
   default. Full has not been run here; it is estimated at about 3 CPU-min per train job. It

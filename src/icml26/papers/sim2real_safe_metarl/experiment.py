@@ -25,6 +25,7 @@ from icml26.seeding import derive_seed
 from . import agents, braking, critic, encoder
 
 QUANTITIES = ("crash", "time_to_stop", "margin", "alpha", "mu_hat", "sd")
+LITERAL_QUANTITIES = ("crash", "time_to_stop", "alpha")
 
 
 def agent_params(cfg: dict) -> agents.AgentParams:
@@ -134,6 +135,25 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                 x = out[q][rows]
                 state[f"{run.key}/{q}"] = x
                 curves.extend(_moments(run, q, x))
+        # The literal reading of the spec's observation noise (sensor sd literal_obs_sd on top
+        # of the actuation noise): PROPOSED deployed again on the same roads and noise draws.
+        # It enters claim 4's note only; no curve, no figure.
+        literal = [i for i, r in enumerate(group) if r.method == "PROPOSED"]
+        if p.get("literal_obs_sd") is not None and literal:
+            rows = np.concatenate([np.arange(i * n_dep, (i + 1) * n_dep) for i in literal])
+
+            def literal_noise(e, rows=rows, noise_of_episode=noise_of_episode):
+                full = noise_of_episode(e)
+                return braking.Noise(**{f: getattr(full, f)[rows] for f in
+                                        ("d0", "v0", "acc", "delay", "obs")})
+
+            lit = agents.deploy(methods[rows], mu[rows], delay[rows], literal_noise, n_ep,
+                                data["bins"], data["margins"], crit, prm, float(p["acc_sd"]),
+                                float(p["literal_obs_sd"]), **extra)
+            for k, i in enumerate(literal):
+                part = slice(k * n_dep, (k + 1) * n_dep)
+                for q in LITERAL_QUANTITIES:
+                    state[f"{group[i].key}/{q}_literal"] = lit[q][part]
     return state, curves
 
 
@@ -181,5 +201,19 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
         row["alpha"] = row["alpha_sum"] / n_a if n_a else np.nan
         row["final_mu_hat"] = float(g["mu_hat"][:, -1].mean())
         row["final_sd"] = float(g["sd"][:, -1].mean())
+        # the literal noise reading (PROPOSED only; NaN elsewhere): sums for exact pooling
+        lit = {q: state.get(f"{run.key}/{q}_literal") for q in LITERAL_QUANTITIES}
+        if all(v is not None for v in lit.values()):
+            tl = lit["time_to_stop"][:, adapted]
+            okl = np.isfinite(tl)
+            row.update({"early_crashes_literal": float(lit["crash"][:, early].sum()),
+                        "late_crashes_literal": float(lit["crash"][:, late].sum()),
+                        "tts_sum_literal": float(tl[okl].sum()),
+                        "tts_count_literal": float(okl.sum()),
+                        "alpha_sum_literal": float(lit["alpha"][:, adapted].sum())})
+        else:
+            row.update(dict.fromkeys(("early_crashes_literal", "late_crashes_literal",
+                                      "tts_sum_literal", "tts_count_literal",
+                                      "alpha_sum_literal"), np.nan))
         out.append(row)
     return out
