@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from icml26 import fed, grid, pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.fedcgnm import baselines, claims, experiment, fedcgnm, fedhoo
 from icml26.papers.fedcgnm.data import make_dataset
 from icml26.papers.fedcgnm.federation import Job, simulate
@@ -294,13 +294,14 @@ def test_step_size_selection_is_recorded_and_shard_independent():
     assert all(0 <= row["bacc"] <= 100 for row in rows)
 
 
-def _metrics(cgnm_bacc, cgnm_tail, others=80.0):
+def _metrics(cgnm_bacc, cgnm_tail, others=80.0, n_seeds=5, cb_bonus=0.0):
     rows = []
     for s in ("S1", "S2"):
-        for seed in range(3):
+        for seed in range(n_seeds):
             for m in ("fedavg", "fedavgm", "fedavg-cb", "fedavg-la", "fednm", "fedcgnm-gC"):
-                rows.append({"method": m, "setting": s, "seed": seed, "bacc": others + seed,
-                             "tail_acc": 50.0 + seed, "lr": 0.1})
+                bonus = cb_bonus if m == "fedavg-cb" else 0.0
+                rows.append({"method": m, "setting": s, "seed": seed,
+                             "bacc": others + seed + bonus, "tail_acc": 50.0 + seed, "lr": 0.1})
             rows.append({"method": "fedcgnm", "setting": s, "seed": seed,
                          "bacc": cgnm_bacc + seed + 0.1 * seed ** 2, "tail_acc": cgnm_tail + seed,
                          "lr": 0.03})
@@ -313,6 +314,30 @@ def test_claims_fail_on_metrics_built_to_fail_and_pass_otherwise():
     assert [c.verdict for c in bad] == [NOT_REPRODUCED] * 4
     good = claims.check(cfg, _metrics(90.0, 80.0), pd.DataFrame())
     assert [c.verdict for c in good] == [REPRODUCED] * 4
+
+
+def test_parity_claim_holds_against_each_reweighting_baseline():
+    """max(CB, LA) - 1: a CB 12 points above FedCGNM fails claim 3 though LA is far below."""
+    cfg = pipeline.resolve("fedcgnm", "default")
+    out = {c.id: c for c in claims.check(cfg, _metrics(90.0, 80.0, cb_bonus=22.0), pd.DataFrame())}
+    parity = out["reweighting-parity"]
+    assert parity.verdict == NOT_REPRODUCED
+    assert parity.parts["S1: FedCGNM - fedavg-la"].verdict == REPRODUCED
+    assert parity.parts["S1: FedCGNM - fedavg-cb"].verdict == NOT_REPRODUCED
+
+
+def test_a_failed_seed_cannot_help_and_every_seed_needs_three():
+    cfg = pipeline.resolve("fedcgnm", "default")
+    m = _metrics(90.0, 80.0)
+    m.loc[(m["method"] == "fedcgnm") & (m["setting"] == "S1") & (m["seed"] == 2), "bacc"] = np.nan
+    out = {c.id: c for c in claims.check(cfg, m, pd.DataFrame())}
+    head = out["headline"]
+    assert head.verdict == NOT_REPRODUCED                    # "higher in every seed" fails
+    assert head.parts["S1: FedCGNM - fedavg (mean)"].verdict != REPRODUCED
+    assert "2" in head.parts["S1: FedCGNM - fedavg (mean)"].failed
+    assert "Failed runs" in head.to_dict()["note"]
+    two = claims.check(cfg, _metrics(90.0, 80.0, n_seeds=2), pd.DataFrame())
+    assert two[0].parts["S1: FedCGNM - fedavg (every seed)"].verdict == INCONCLUSIVE
 
 
 def test_pipeline_smoke_end_to_end(tmp_path):

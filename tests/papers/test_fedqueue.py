@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from icml26 import fed, grid, pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.fedqueue import baselines, claims, experiment, fedqueue
 from icml26.papers.fedqueue import model as models
 from icml26.papers.fedqueue.simulator import (
@@ -319,7 +319,7 @@ def _metrics(ttt, acc, fq_max, async_p95):
     cfg = pipeline.resolve("fedqueue", "default")
     rows = []
     for s in cfg["settings"]:
-        for seed in range(4):
+        for seed in range(5):
             for m in ("fedqueue", "fedavg-sync", "fedasync", "fedbuff"):
                 t = ttt[m][0 if s.startswith("highvar") else 1]
                 rows.append({"method": m, "setting": s, "seed": seed, "ttt": t + 0.5 * seed,
@@ -351,3 +351,45 @@ def test_smoke_pipeline_end_to_end(tmp_path):
     metrics = pd.read_csv(out["metrics"])
     assert set(metrics["method"]) == {"fedavg-sync", "fedqueue"}
     assert (metrics["stale_max"][metrics["method"] == "fedqueue"] <= 2).all()
+
+
+def test_censored_ttt_cannot_carry_the_headline_and_conservative_side_stands():
+    """A censored FedQueue TTT (true TTT >= T_max) could overturn a pass: inconclusive. A
+    censored baseline TTT only strengthens a pass (the spec's "conservative"): it stands."""
+    acc = {"fedqueue": 0.95, "fedavg-sync": 0.9, "fedasync": 0.93, "fedbuff": 0.9}
+    good = {"fedqueue": (50.0, 45.0), "fedavg-sync": (200.0, 50.0), "fedasync": (100.0, 60.0),
+            "fedbuff": (60.0, 40.0)}
+    cfg, metrics = _metrics(good, acc, 2, 6.0)
+    hn = (metrics["setting"] == "highvar-noniid") & (metrics["seed"] == 1)
+    base = metrics.copy()
+    base.loc[hn & (base["method"] == "fedavg-sync"), "censored"] = 1.0
+    c1 = claims.check(cfg, base, None)[0]
+    assert c1.verdict == REPRODUCED
+    assert c1.parts["TTT_FQ - 0.7 TTT_sync"].censored == ("1",)
+    fq = metrics.copy()
+    fq.loc[hn & (fq["method"] == "fedqueue"), "censored"] = 1.0
+    c1 = claims.check(cfg, fq, None)[0]
+    assert c1.verdict == INCONCLUSIVE and "Censored" in c1.to_dict()["note"]
+
+
+def test_censor_direction_and_both_ways():
+    d = claims.censor_direction([(1, [True, False, True, False]), (-1, [False, True, True,
+                                                                         False])])
+    assert d.tolist() == [1, -1, 2, 0]
+    # a seed censored both ways: a "not reproduced" the unknown values could overturn is
+    # inconclusive, and so is a "reproduced"
+    vals = pd.Series([5.0, 6.0, 5.5, 6.5, 5.2])
+    assert claims.censored_check(vals, "<", 0.0, [0, 0, 2, 0, 0]).verdict == INCONCLUSIVE
+    assert claims.censored_check(-vals, "<", 0.0, [0, 0, 2, 0, 0]).verdict == INCONCLUSIVE
+    assert claims.censored_check(-vals, "<", 0.0, [0, 0, 0, 0, 0]).verdict == REPRODUCED
+
+
+def test_a_failed_run_is_named_and_cannot_pass():
+    acc = {"fedqueue": 0.95, "fedavg-sync": 0.9, "fedasync": 0.93, "fedbuff": 0.9}
+    good = {"fedqueue": (50.0, 45.0), "fedavg-sync": (200.0, 50.0), "fedasync": (100.0, 60.0),
+            "fedbuff": (60.0, 40.0)}
+    cfg, metrics = _metrics(good, acc, 2, 6.0)
+    metrics.loc[(metrics["method"] == "fedqueue") & (metrics["seed"] == 3)
+                & (metrics["setting"] == "lowvar-iid"), "final_acc"] = np.nan
+    c4 = claims.check(cfg, metrics, None)[3]
+    assert c4.verdict == INCONCLUSIVE and c4.parts["lowvar-iid"].failed == ("3",)

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from icml26 import fed, grid, pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.flowdup import baselines, claims, data, experiment, model
 from icml26.papers.flowdup import flowdup as fl
 
@@ -205,9 +205,10 @@ def test_method_ids_and_upload_sizes():
 def _metrics(acc: dict, unl_shift=0.0):
     rows = []
     for (m, s), base in acc.items():
-        for seed, eps in enumerate((0.0, 0.004, -0.004)):
+        for seed, eps in enumerate((0.0, 0.004, -0.004, 0.002, -0.002)):
             rows.append({"method": m, "setting": s, "seed": seed, "acc_new": base + eps,
-                         "acc_unlabeled": base + eps + unl_shift})
+                         "acc_unlabeled": base + eps + unl_shift,
+                         "acc_labeled": base + eps + 0.1})
     return pd.DataFrame(rows)
 
 
@@ -226,6 +227,23 @@ def test_claims_not_reproduced_on_data_built_to_fail():
            ("flowdup", "B"): 0.4}
     out = {c.id: c.verdict for c in claims.check({}, _metrics(bad, unl_shift=0.2), None)}
     assert all(v == NOT_REPRODUCED for v in out.values()), out
+
+
+def test_a_failed_seed_is_named_and_cannot_pass():
+    m = _metrics(GOOD)
+    m.loc[(m["method"] == "fedavg") & (m["setting"] == "A") & (m["seed"] == 3), "acc_new"] = \
+        float("nan")
+    out = {c.id: c for c in claims.check({}, m, None)}
+    head = out["C1-headline"]
+    assert head.verdict == INCONCLUSIVE and head.parts["value"].failed == ("3",)
+    assert "seeds 3" in head.to_dict()["note"]
+    assert out["C2-personalization"].verdict == REPRODUCED
+
+
+def test_notes_are_computed_from_the_metrics():
+    m = _metrics(GOOD)
+    note = {c.id: c.note for c in claims.check({}, m, None)}["C6-negative-control"]
+    assert "labeled training clients 0.360" in note          # 0.26 + 0.1, mean over seeds
 
 
 # --- pipeline ----------------------------------------------------------------------------------

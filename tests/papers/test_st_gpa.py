@@ -309,6 +309,44 @@ def test_claim_5_needs_all_four_cells():
     assert c5.verdict == INCONCLUSIVE
 
 
+def test_cells_won_by_hand():
+    diffs = np.array([[1.0, -1.0, 0.5, np.nan],
+                      [1.0, -1.0, -0.2, 1.0]])
+    stat = claims.cells_won(diffs)
+    assert stat(np.arange(2)) == 0.5                 # cells 0 and 2 won; NaN cell not won
+    assert stat(np.array([0, 0])) == 0.5
+    assert stat(np.array([1, 1])) == 0.5             # cells 0 and 3
+
+
+def _claim5(cell_shift: dict):
+    """ST-GPA - GPA AUC per seed: shift[setting] + noise (seed-level)."""
+    cfg, metrics, curves = _constructed(True)
+    noise = {0: 0.03, 1: -0.03, 2: 0.02, 3: -0.02, 4: 0.0}
+    m = metrics.copy()
+    for setting, shift in cell_shift.items():
+        for seed, eps in noise.items():
+            sel = (m["method"] == "st-gpa") & (m["setting"] == setting) & (m["seed"] == seed)
+            gpa = m.loc[(m["method"] == "gpa") & (m["setting"] == setting)
+                        & (m["seed"] == seed), "cert_auc"].iloc[0]
+            m.loc[sel, "cert_auc"] = gpa + shift + eps
+    return claims.check(cfg, m, curves)[4]
+
+
+def test_claim_5_is_a_fraction_with_a_bootstrap_over_seeds():
+    # one cell clearly lost, three clearly won: 3 of 4 in every resample -> reproduced
+    c5 = _claim5({"label-P10": 0.2, "label-P20": 0.2, "structure-P10": 0.2,
+                  "structure-P20": -0.2})
+    assert c5.verdict == REPRODUCED and c5.parts["value"].measured == 0.75
+    # two cells whose mean difference is near zero: some resamples lose both -> not decided
+    c5 = _claim5({"label-P10": 0.2, "label-P20": 0.2, "structure-P10": 0.005,
+                  "structure-P20": 0.004})
+    assert c5.verdict == INCONCLUSIVE
+    # two cells clearly lost -> not reproduced
+    c5 = _claim5({"label-P10": 0.2, "label-P20": -0.2, "structure-P10": 0.2,
+                  "structure-P20": -0.2})
+    assert c5.verdict == NOT_REPRODUCED
+
+
 # --------------------------------------------------------------------------------------------
 # pipeline
 # --------------------------------------------------------------------------------------------

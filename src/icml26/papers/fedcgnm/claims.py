@@ -4,20 +4,25 @@ Statistic per claim, fixed from the spec's wording before any result was seen:
 1. "beats FedAvg and FedAvgM by >= 5 points on S1 and >= 2 points on S2, mean over 3 seeds,
    and is higher in every seed": per seed paired differences (same data, partition and initial
    model); the margin part is check_mean (95% t-interval of the mean difference >= threshold),
-   the "every seed" part is check_every (difference > 0). Four comparisons x two parts.
+   the "every seed" part is check_every (difference > 0 in every seed, at least 3 seeds; a
+   failed seed fails it). Four comparisons x two parts. The spec's 3 seeds are a minimum:
+   default runs 5, full 10.
 2. "tail accuracy >= FedAvg tail accuracy + 15 points on S1": paired differences, check_mean.
 3. "balanced accuracy >= max(FedAvg-CB, FedAvg-LA) - 1 point on both settings (mean over
-   seeds)": the max is taken over the two methods' seed means (the stronger reweighting
-   baseline of each setting); paired per-seed differences to it, check_mean >= -1.
+   seeds)": mean(FedCGNM) >= max(mean CB, mean LA) - 1 holds exactly when it holds against
+   each of the two, so there is one part per (setting, baseline): paired per-seed differences
+   FedCGNM - baseline, check_mean >= -1. (No baseline is picked by its test score.)
 4. "G = 3 >= G = 1 + 3 points on S1, and G = 3 >= G = C - 1 point": paired differences,
    check_mean; both parts on S1, the setting of the spec's group ablation (Fig. 3).
 Claims use the settings named S1 and S2; parts whose runs are absent (smoke: S1 only, one seed)
-are left out and a claim without parts is inconclusive.
+are left out and a claim without parts is inconclusive. Per-seed values go to the checks as
+pandas Series indexed by seed, so a failed (non-finite) run is named in the note.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from icml26.claims import Claim, check_every, check_mean
 
@@ -31,11 +36,12 @@ def per_seed(metrics, method: str, setting: str, col: str):
     return part.set_index("seed")[col].astype(float).sort_index()
 
 
-def paired(metrics, a: str, b: str, setting: str, col: str = "bacc") -> np.ndarray:
-    """a - b per seed, over the seeds both methods ran (empty if either is absent)."""
+def paired(metrics, a: str, b: str, setting: str, col: str = "bacc"):
+    """a - b per seed (a Series indexed by seed), over the seeds both methods ran (empty if
+    either is absent). NaN stays NaN: a failed run is counted by the checks."""
     x, y = per_seed(metrics, a, setting, col), per_seed(metrics, b, setting, col)
     seeds = x.index.intersection(y.index)
-    return (x.loc[seeds] - y.loc[seeds]).to_numpy()
+    return x.loc[seeds] - y.loc[seeds]
 
 
 def _lr_note(metrics, methods, setting: str) -> str:
@@ -81,7 +87,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
 
     c2 = Claim("tail", "FedCGNM tail accuracy (3 rarest classes) >= FedAvg tail accuracy + 15 "
                "points on S1", ">=", 15.0, n_seeds=seeds)
-    d = paired(metrics, CGNM, AVG, "S1", "tail_acc") if "S1" in settings else np.array([])
+    d = (paired(metrics, CGNM, AVG, "S1", "tail_acc") if "S1" in settings
+         else pd.Series([], dtype=float))
     if d.size:
         c2.add("S1: tail(FedCGNM) - tail(FedAvg)", check_mean(d, ">=", 15.0))
         ours, theirs = (per_seed(metrics, m, "S1", "tail_acc").mean() for m in (CGNM, AVG))
@@ -94,17 +101,13 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
                "parity is required here)", ">=", -1.0, n_seeds=seeds)
     notes = []
     for s in settings:
-        means = {b: per_seed(metrics, b, s, "bacc").mean() for b in (CB, LA)}
-        means = {b: v for b, v in means.items() if np.isfinite(v)}
-        if not means:
-            continue
-        best = max(means, key=means.get)
-        d = paired(metrics, CGNM, best, s)
-        if d.size:
-            c3.add(f"{s}: FedCGNM - {best}", check_mean(d, ">=", -1.0))
-            notes.append(f"{s}: stronger reweighting baseline {best}, difference "
-                         f"{d.mean():+.2f} points")
-    c3.note = "; ".join(notes) + "." + edge
+        for base in (CB, LA):
+            d = paired(metrics, CGNM, base, s)
+            if d.size:
+                c3.add(f"{s}: FedCGNM - {base}", check_mean(d, ">=", -1.0))
+                notes.append(f"{s}: FedCGNM - {base} {d.mean():+.2f} points")
+    c3.note = ("One part per reweighting baseline: >= max(CB, LA) - 1 holds exactly when it "
+               "holds against each. " + "; ".join(notes) + "." + edge)
     claims.append(c3)
 
     c4 = Claim("grouping", "Grouping matters on S1: FedCGNM (G=3) >= FedNM (G=1) + 3 points, and "
