@@ -189,7 +189,7 @@ def test_causal_wide_is_parameter_matched():
 # --- claims -------------------------------------------------------------------------------------
 def _metrics(castle_acc1, causal_acc1, causal_acc2, lm_castle, lm_causal, lm_wide, diff=1e-16):
     rows = []
-    for seed in range(3):
+    for seed in range(len(castle_acc1)):
         e = {"diff_recurrent": diff, "diff_decode": diff, "diff_causality": diff,
              "diff_vu0": diff}
         rows += [
@@ -197,7 +197,6 @@ def _metrics(castle_acc1, causal_acc1, causal_acc2, lm_castle, lm_causal, lm_wid
              "test_acc": castle_acc1[seed], **e},
             {"method": "causal", "setting": "vkr-1l", "seed": seed, "test_acc": causal_acc1[seed]},
             {"method": "causal", "setting": "vkr-2l", "seed": seed, "test_acc": causal_acc2[seed]},
-            {"method": "castle", "setting": "vkr-2l", "seed": seed, "test_acc": 0.9, **e},
             {"method": "castle", "setting": "lm", "seed": seed, "val_loss": lm_castle[seed], **e},
             {"method": "causal", "setting": "lm", "seed": seed, "val_loss": lm_causal[seed]},
             {"method": "causal-wide", "setting": "lm", "seed": seed, "val_loss": lm_wide[seed]},
@@ -205,16 +204,102 @@ def _metrics(castle_acc1, causal_acc1, causal_acc2, lm_castle, lm_causal, lm_wid
     return pd.DataFrame(rows)
 
 
-def test_claims_fail_on_data_built_to_fail_and_pass_otherwise():
+GOOD = dict(castle_acc1=[0.9, 0.92, 0.91, 0.93, 0.9], causal_acc1=[0.15, 0.16, 0.14, 0.15, 0.16],
+            causal_acc2=[0.95, 0.97, 0.96, 0.95, 0.96],
+            lm_castle=[2.00, 2.01, 1.99, 2.00, 2.02], lm_causal=[2.05, 2.06, 2.04, 2.05, 2.06],
+            lm_wide=[2.03, 2.04, 2.02, 2.03, 2.04])
+
+
+def _verdicts(metrics):
     cfg = pipeline.resolve("castle", "default")
-    good = _metrics([0.9, 0.92, 0.91], [0.15, 0.16, 0.14], [0.95, 0.97, 0.96],
-                    [2.00, 2.01, 1.99], [2.05, 2.06, 2.04], [2.03, 2.04, 2.02])
-    verdicts = {c.id: c.verdict for c in claims.check(cfg, good, pd.DataFrame())}
+    return {c.id: c for c in claims.check(cfg, metrics, pd.DataFrame())}
+
+
+def test_claims_fail_on_data_built_to_fail_and_pass_otherwise():
+    verdicts = {k: c.verdict for k, c in _verdicts(_metrics(**GOOD)).items()}
     assert set(verdicts.values()) == {REPRODUCED}, verdicts
-    bad = _metrics([0.3, 0.32, 0.31], [0.35, 0.36, 0.34], [0.25, 0.27, 0.26],
-                   [2.10, 2.01, 2.11], [2.05, 2.06, 2.04], [2.03, 2.04, 2.02], diff=1e-3)
-    verdicts = {c.id: c.verdict for c in claims.check(cfg, bad, pd.DataFrame())}
+    bad = _metrics([0.3, 0.32, 0.31, 0.3, 0.29], [0.35, 0.36, 0.34, 0.35, 0.36],
+                   [0.25, 0.27, 0.26, 0.25, 0.26], [2.10, 2.11, 2.11, 2.12, 2.10],
+                   [2.05, 2.06, 2.04, 2.05, 2.06], [2.03, 2.04, 2.02, 2.03, 2.04], diff=1e-3)
+    verdicts = {k: c.verdict for k, c in _verdicts(bad).items()}
     assert set(verdicts.values()) == {NOT_REPRODUCED}, verdicts
+
+
+def test_two_causal_layers_is_a_result_claim():
+    assert _verdicts(_metrics(**GOOD))["3-vkr-two-causal-layers"].category == "result"
+
+
+def test_lm_headline_seed_wins_are_a_fraction_and_orderings_have_intervals():
+    # the means favour CASTLE by a wide margin, but CASTLE beats causal in 1 of 5 seeds only
+    lm = dict(GOOD, lm_castle=[2.00, 2.07, 2.07, 2.07, 2.07], lm_causal=[2.5, 2.06, 2.06, 2.06,
+                                                                         2.06])
+    c = _verdicts(_metrics(**lm))["4-lm-headline"]
+    part = c.parts["fraction of seeds castle < causal (lm)"]
+    assert part.verdict == NOT_REPRODUCED and part.measured == pytest.approx(0.2)
+    # 4 of 5 seeds pass the 2/3 fraction
+    lm = dict(GOOD, lm_castle=[2.00, 2.01, 1.99, 2.00, 2.10])
+    c = _verdicts(_metrics(**lm))["4-lm-headline"]
+    assert c.parts["fraction of seeds castle < causal (lm)"].verdict == REPRODUCED
+    # a mean ordering carried by one seed only straddles 0 in the bootstrap: inconclusive
+    lm = dict(GOOD, lm_castle=[1.00, 2.07, 2.07, 2.07, 2.07], lm_causal=[2.06] * 5)
+    part = _verdicts(_metrics(**lm))["4-lm-headline"].parts["castle-causal (lm)"]
+    assert part.measured < 0 and part.lo < 0 < part.hi and part.verdict == "inconclusive"
+
+
+def test_failed_vkr_seed_is_named_and_cannot_pass():
+    m = _metrics(**GOOD)
+    m.loc[(m["method"] == "castle") & (m["setting"] == "vkr-1l") & (m["seed"] == 2),
+          "test_acc"] = np.nan
+    c = _verdicts(m)["2-vkr-one-layer"]
+    assert c.verdict != REPRODUCED and "2" in c.to_dict()["note"]
+
+
+def test_heuristic_accuracy_by_hand():
+    """Guessing the most frequent in-context value: always right with 1 pair; with 2 pairs
+    right when both values agree (1/16) and half the time otherwise: 1/16 + 15/32."""
+    assert claims.heuristic_accuracy(1, n=2000) == 1.0
+    assert claims.heuristic_accuracy(2, n=200_000) == pytest.approx(1 / 16 + 15 / 32, abs=0.005)
+    assert claims.heuristic_accuracy(8) == pytest.approx(0.259, abs=0.006)
+
+
+# --- stacked (vmap) training equals separate trainings ----------------------------------------
+def test_stacked_training_equals_separate_runs():
+    """Two seeds stacked: each replica matches a plain GPT trained alone with the shared
+    AdamW and clip_grad_norm on the same batches (causal attention via SDPA there)."""
+    from icml26.lm.optim import AdamW, clip_grad_norm
+    from icml26.papers.castle.stacked import MathCausalAttention, Stacked, cross_entropy
+
+    for method in ("causal", "castle"):
+        cfg = GPTConfig(vocab_size=vkr.VOCAB, context=18, d_model=16, n_heads=2, n_layers=2)
+        att = castle_factory if method == "castle" else CausalSelfAttention
+        models = []
+        for seed in (0, 1):
+            torch.manual_seed(seed)
+            models.append(GPT(cfg, attention=att))
+        plain = copy.deepcopy(models)
+        tmpl = GPT(cfg, attention=castle_factory if method == "castle" else MathCausalAttention)
+        st = Stacked(experiment._template(tmpl, "vkr"),
+                     [experiment._template(m, "vkr") for m in models], 3e-3, (0.9, 0.95), 0.1)
+        opts = [AdamW(list(m.parameters()), 3e-3, betas=(0.9, 0.95), weight_decay=0.1)
+                for m in plain]
+        rng = np.random.default_rng(0)
+        for step in range(5):
+            xy = [vkr.sample(rng, 6) for _ in range(2)]
+            x = torch.as_tensor(np.stack([a for a, _ in xy]))
+            y = torch.as_tensor(np.stack([b for _, b in xy]))
+            clip = 0.05 if step % 2 else 10.0  # exercise clipping per replica
+            losses = st.step(cross_entropy, x, y, 0.5, clip)
+            for r, (m, o) in enumerate(zip(plain, opts, strict=True)):
+                loss = F.cross_entropy(vkr.last_logits(m, x[r]), y[r])
+                o.zero_grad()
+                loss.backward()
+                clip_grad_norm(o.params, clip)
+                o.step(0.5)
+                assert float(losses[r]) == pytest.approx(float(loss.detach()), abs=1e-5)
+        for r, m in enumerate(plain):
+            rep = st.replica(r)
+            for name, p in m.named_parameters():
+                assert torch.allclose(rep["gpt." + name], p, atol=2e-5), (method, name)
 
 
 # --- pipeline -----------------------------------------------------------------------------------
@@ -233,9 +318,9 @@ def test_runs_do_not_depend_on_sharding():
     runs = [r for r in grid.runs(cfg) if r.setting in ("lm", "vkr-1l")]
     together, _ = experiment.train(cfg, data, runs)
     alone, _ = experiment.train(cfg, data, [runs[-1]])
-    for k, v in alone.items():
+    for k, v in alone.items():  # equal up to float rounding of the stacked (vmap) kernels
         if not k.endswith("cpu_s_per_step"):
-            assert np.array_equal(v, together[k]), k
+            assert np.allclose(v, together[k], rtol=1e-4, atol=1e-6), k
 
 
 def test_smoke_pipeline_end_to_end(tmp_path):
@@ -246,13 +331,3 @@ def test_smoke_pipeline_end_to_end(tmp_path):
     assert (castle[["diff_recurrent", "diff_decode", "diff_causality"]] < 1e-5).all().all()
     assert (out["figures"] / "lm_loss.png").exists()
 
-
-def test_most_frequent_value_heuristic_scores_about_0259():
-    """The number quoted in the claim notes: guessing the most frequent in-context value
-    (ties broken uniformly) is right ~25.9% of the time, well above 1/8."""
-    x, y = vkr.sample(np.random.default_rng(5), 40_000)
-    counts = np.zeros((len(x), vkr.N_VALUES))
-    for k in range(8):
-        np.add.at(counts, (np.arange(len(x)), x[:, 2 * k]), 1)
-    top = counts == counts.max(1, keepdims=True)
-    assert (top[np.arange(len(x)), y] / top.sum(1)).mean() == pytest.approx(0.259, abs=0.006)

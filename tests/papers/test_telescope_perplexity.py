@@ -214,9 +214,13 @@ def test_results_do_not_depend_on_sharding():
         assert np.array_equal(s_all[f"{k}/{part}"], s_one[f"{k}/{part}"])
 
 
-def _metrics(auroc_tel=0.55, ratio=0.9):
+SEEDS = (0, 1, 2, 3, 4)
+UNIGRAM_XENT = 5.8
+
+
+def _metrics(auroc_tel=0.55, ratio=0.9, rep=(0.02, 0.01)):
     rows = []
-    for seed in (0, 1, 2):
+    for seed in SEEDS:
         for s in ("white-box", "black-box"):
             for m in ("Telescope", "Telescope-raw", "LogLik", "LogRank", "Entropy",
                       "Fast-DetectGPT", "Binoculars"):
@@ -228,33 +232,73 @@ def _metrics(auroc_tel=0.55, ratio=0.9):
                     "forward_passes": 2.0 if tel else 1.0, "models": 1.0,
                     "cpu_s_per_100": 0.1, "log_tppl_machine": 1.0, "log_tppl_human": 2.0,
                     "log_ppl_machine": 3.0, "log_ppl_human": 2.0,
-                    "corpus_rep_rate": 0.02, "unigram_rep_rate": 0.01})
+                    "corpus_rep_rate": rep[0] * (1 + 0.05 * seed),
+                    "unigram_rep_rate": rep[1], "unigram_xent": UNIGRAM_XENT})
     return pd.DataFrame(rows)
 
 
-def _curves(a_value=0.9):
+def _curves(a_value=0.9, loss_gap=-0.5):
+    """Checkpoint rows of S; its validation loss is the unigram cross-entropy + loss_gap."""
     rows = []
-    for seed in (0, 1, 2):
+    for seed in SEEDS:
         for step, frac in ((2, 0.05), (6, 0.2), (30, 1.0)):
-            for metric, v in (("ckpt_A", a_value), ("ckpt_frac", frac), ("ckpt_auroc", 0.5)):
+            gap = loss_gap - 0.01 * seed if frac >= 0.2 else 0.3
+            for metric, v in (("ckpt_A", a_value), ("ckpt_frac", frac), ("ckpt_auroc", 0.5),
+                              ("ckpt_val_loss", UNIGRAM_XENT + gap)):
                 rows.append({"method": "Telescope", "setting": "black-box", "seed": seed,
                              "step": step, "metric": metric, "value": v})
     return pd.DataFrame(rows)
 
 
+def _good_metrics():
+    return _metrics(0.95, 0.4, rep=(0.006, 0.017)).assign(forward_passes=1.0).assign(
+        models=lambda f: np.where(f["method"] == "Binoculars", 2.0, 1.0))
+
+
 def test_claims_fail_on_metrics_built_to_fail():
     cfg = pipeline.resolve("telescope-perplexity", "default")
-    out = {c.id: c for c in claims.check(cfg, _metrics(), _curves())}
+    out = {c.id: c for c in claims.check(cfg, _metrics(), _curves(loss_gap=0.2))}
     assert set(out) == {"C1-headline", "C2-competitive", "C3-cost", "C4-aversion-early",
                         "S1-direction", "S2-corpus-repeats"}
     for c in out.values():
         assert c.verdict == NOT_REPRODUCED, c.id
-    good = {c.id: c for c in claims.check(cfg, _metrics(0.95, 0.4).assign(forward_passes=1.0)
-                                           .assign(models=lambda f: np.where(
-                                               f["method"] == "Binoculars", 2.0, 1.0)),
-                                           _curves(0.1))}
-    for cid in ("C1-headline", "C2-competitive", "C3-cost", "C4-aversion-early"):
+    good = {c.id: c for c in claims.check(cfg, _good_metrics(), _curves(0.1))}
+    for cid in ("C1-headline", "C2-competitive", "C3-cost", "C4-aversion-early",
+                "S2-corpus-repeats"):
         assert good[cid].verdict == REPRODUCED, cid
+
+
+def test_aversion_of_an_untrained_scorer_does_not_pass_claim_4():
+    """A <= 0.5 everywhere, but S's validation loss sits on the unigram plateau (or above):
+    the premise fails, so the claim is not reproduced, and the note says why."""
+    cfg = pipeline.resolve("telescope-perplexity", "default")
+    c = {c.id: c for c in claims.check(cfg, _good_metrics(), _curves(0.1, loss_gap=0.3))}[
+        "C4-aversion-early"]
+    assert c.parts["20%"].verdict == REPRODUCED
+    assert c.parts["S past unigram at 20%"].verdict == NOT_REPRODUCED
+    assert c.verdict == NOT_REPRODUCED and "premise fails" in c.note
+    # a scorer only just below the plateau in some seeds and above in others: inconclusive
+    cur = _curves(0.1, loss_gap=0.0)
+    cur.loc[(cur["metric"] == "ckpt_val_loss") & (cur["seed"] == 0), "value"] -= 0.3
+    c = {c.id: c for c in claims.check(cfg, _good_metrics(), cur)}["C4-aversion-early"]
+    assert c.parts["S past unigram at 20%"].verdict == "inconclusive"
+
+
+def test_failed_seed_in_claim_4_is_named_and_fails_every_seed():
+    cfg = pipeline.resolve("telescope-perplexity", "default")
+    cur = _curves(0.1)
+    cur.loc[(cur["metric"] == "ckpt_A") & (cur["seed"] == 3), "value"] = np.nan
+    c = {c.id: c for c in claims.check(cfg, _good_metrics(), cur)}["C4-aversion-early"]
+    assert c.parts["20%"].verdict == NOT_REPRODUCED and "3" in c.to_dict()["note"]
+
+
+def test_unigram_cross_entropy_by_hand():
+    counts = np.array([3, 1])  # u = (0.75, 0.25)
+    ids = np.array([0, 0, 1])
+    expected = -(2 * math.log(0.75) + math.log(0.25)) / 3
+    assert data.unigram_cross_entropy(counts, ids) == pytest.approx(expected)
+    # a uniform unigram distribution gives log V
+    assert data.unigram_cross_entropy(np.ones(7), np.arange(7)) == pytest.approx(math.log(7))
 
 
 def test_smoke_pipeline_end_to_end(tmp_path):

@@ -69,8 +69,10 @@ def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
 # models
 
 
-def build_model(cfg, setting, method, vocab_size: int, context: int):
-    """GPT of the setting with the method's attention (castle) or MLP width (causal-wide)."""
+def build_model(cfg, setting, method, vocab_size: int, context: int,
+                causal_attention=None):
+    """GPT of the setting with the method's attention (castle) or MLP width (causal-wide);
+    ``causal_attention`` replaces the baselines' attention class (same parameters)."""
     from icml26.lm.model import GPT, CausalSelfAttention, GPTConfig
 
     from .castle import castle_factory, wide_hidden
@@ -82,47 +84,99 @@ def build_model(cfg, setting, method, vocab_size: int, context: int):
     config = GPTConfig(vocab_size=vocab_size, context=context, d_model=d,
                        n_heads=int(p["n_heads"]), n_layers=layers,
                        mlp_hidden=wide_hidden(d) if method == "causal-wide" else None)
-    attention = castle_factory if method == "castle" else CausalSelfAttention
+    attention = castle_factory if method == "castle" else (
+        causal_attention or CausalSelfAttention)
     return GPT(config, attention=attention)
 
 
-def _optimizer(cfg, model, lr):
-    from icml26.lm.optim import AdamW
+def _template(model, task: str):
+    """The module whose forward the stacked trainer calls: the GPT (LM: logits of every
+    position) or a wrapper returning the last position's logits (VKR)."""
+    import torch
+    from torch import nn
 
-    o = cfg["params"]["optim"]
-    return AdamW(list(model.parameters()), lr, betas=tuple(o["betas"]),
-                 weight_decay=float(o["weight_decay"]))
+    class LastLogits(nn.Module):
+        def __init__(self, gpt):
+            super().__init__()
+            self.gpt = gpt
+
+        def forward(self, idx: torch.Tensor) -> torch.Tensor:
+            return vkr.last_logits(self.gpt, idx)
+
+    return model if task == "lm" else LastLogits(model)
 
 
-def fit(cfg, model, opt, next_batch, loss_fn, steps, curve_fn, curve_every):
-    """The shared loop: AdamW, linear warm-up then cosine to ``final_frac``, grad-clip.
+def fit(cfg, stack, next_batch, loss_fn, steps, curve_fn, curve_every):
+    """The shared loop over R stacked seeds: AdamW, linear warm-up then cosine to
+    ``final_frac``, per-seed grad-clip.
 
-    Returns (train-loss curve: mean over each block of ``loss_every`` steps, eval curve from
-    ``curve_fn`` at step 0, every ``curve_every`` steps and at the end, CPU-s per step).
+    Returns (per seed: train-loss curve, the mean over each block of ``loss_every`` steps;
+    per seed: eval curve from ``curve_fn`` at step 0, every ``curve_every`` steps and at the
+    end; CPU-s per step and seed).
     """
-    from icml26.lm.optim import clip_grad_norm, warmup_cosine
+    from icml26.lm.optim import warmup_cosine
 
     o = cfg["params"]["optim"]
     every = int(cfg["params"]["loss_every"])
-    train_curve, eval_curve, block, spent = [], [], [], 0.0
-    model.train()
+    R = stack.R
+    train_curve, eval_curve, block, spent = [[] for _ in range(R)], [[] for _ in range(R)], \
+        [], 0.0
+
+    def record_eval(step):
+        for r, v in enumerate(curve_fn(stack)):
+            eval_curve[r].append((step, float(v)))
+
     for step in range(steps):
         if curve_every and step % curve_every == 0:
-            eval_curve.append((step, curve_fn(model)))
+            record_eval(step)
         t0 = time.process_time()
         x, y = next_batch()
-        loss = loss_fn(model, x, y)
-        opt.zero_grad()
-        loss.backward()
-        clip_grad_norm(opt.params, float(o["clip"]))
-        opt.step(warmup_cosine(step, steps, int(o["warmup"]), float(o["final_frac"])))
+        losses = stack.step(loss_fn, x, y,
+                            warmup_cosine(step, steps, int(o["warmup"]), float(o["final_frac"])),
+                            float(o["clip"]))
         spent += time.process_time() - t0
-        block.append(loss.item())
+        block.append(losses.cpu().numpy())
         if len(block) == every or step == steps - 1:
-            train_curve.append((step + 1, float(np.mean(block))))
+            mean = np.mean(block, axis=0)
+            for r in range(R):
+                train_curve[r].append((step + 1, float(mean[r])))
             block = []
-    eval_curve.append((steps, curve_fn(model)))
-    return train_curve, eval_curve, spent / max(steps, 1)
+    record_eval(steps)
+    return train_curve, eval_curve, spent / max(steps, 1) / R
+
+
+def _stack(cfg, setting, method, runs, task, vocab_size, context, lr, dev):
+    """One model per run (seed), each initialised from its own seed, stacked for training;
+    also returns one plain model of the architecture (for exactness and parameter counts)."""
+    import torch
+
+    from .stacked import MathCausalAttention, Stacked
+
+    models = []
+    for run in runs:
+        torch.manual_seed(run.rng_seed(cfg["paper"], "init") % 2**63)
+        models.append(build_model(cfg, setting, method, vocab_size, context).to(dev))
+    # the template runs under vmap: causal attention as explicit matmuls (same function)
+    tmpl = build_model(cfg, setting, method, vocab_size, context,
+                       causal_attention=MathCausalAttention).to(dev)
+    o = cfg["params"]["optim"]
+    stack = Stacked(_template(tmpl, task), [_template(m, task) for m in models], lr,
+                    o["betas"], float(o["weight_decay"]))
+    return stack, models
+
+
+def _unstack(stack, models, task) -> None:
+    """Copy the trained parameters of replica r into ``models[r]`` (a plain GPT)."""
+    import torch
+
+    with torch.no_grad():
+        for r, m in enumerate(models):
+            params = stack.replica(r)
+            if task != "lm":
+                params = {k.split(".", 1)[1]: v for k, v in params.items()}
+            named = dict(m.named_parameters())
+            for k, v in params.items():
+                named[k].copy_(v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -139,12 +193,30 @@ def _provenance(data) -> dict[str, float]:
             "python_version": float(10000 * major + 100 * minor + micro)}
 
 
-def _train_lm(cfg, data, run):
+def _chunked(stack, windows, batch: int = 128):
+    """Mean next-token cross-entropy of every replica on the same windows (n, T+1): (R,)."""
     import torch
-    import torch.nn.functional as F
+
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(windows), batch):
+            w = windows[i: i + batch]
+            x = w[:, :-1].expand(stack.R, *w[:, :-1].shape)
+            y = w[:, 1:].expand(stack.R, *w[:, 1:].shape)
+            lg = stack.logits(x)
+            nll = torch.logsumexp(lg, -1) - lg.gather(-1, y.unsqueeze(-1)).squeeze(-1)
+            total = total + nll.double().sum(dim=(1, 2))
+            count += w[:, 1:].numel()
+    return (total / count).cpu().numpy()
+
+
+def _train_lm(cfg, data, setting, method, runs):
+    import torch
 
     from icml26.lm.model import n_params
-    from icml26.lm.train import as_tensor, eval_loss, eval_windows, random_batch
+    from icml26.lm.train import as_tensor, eval_windows, random_batch
+
+    from .stacked import cross_entropy
 
     p = cfg["params"]["lm"]
     context, batch = int(p["context"]), int(p["batch"])
@@ -154,89 +226,93 @@ def _train_lm(cfg, data, run):
     n_curve = int(p["curve_windows"])
     curve_val = val if not n_curve or n_curve >= len(val) else val[
         np.linspace(0, len(val) - 1, n_curve).round().astype(int)]
-    torch.manual_seed(run.rng_seed(cfg["paper"], "init") % 2**63)
-    model = build_model(cfg, run.setting, run.method, len(data["lm/vocab"]), context).to(dev)
-    opt = _optimizer(cfg, model, float(p["lr"]))
+    stack, models = _stack(cfg, setting, method, runs, "lm", len(data["lm/vocab"]), context,
+                           float(p["lr"]), dev)
     # the batch stream depends on (task, seed) only: every method sees the same windows
-    gen = torch.Generator().manual_seed(derive_seed(cfg["paper"], "lm", run.seed, "batches")
-                                        % 2**63)
+    gens = [torch.Generator().manual_seed(derive_seed(cfg["paper"], "lm", run.seed, "batches")
+                                          % 2**63) for run in runs]
 
     def next_batch():  # drawn on the CPU (same stream on every device), then moved
-        x, y = random_batch(train_ids, batch, context, gen)
-        return x.to(dev), y.to(dev)
+        xy = [random_batch(train_ids, batch, context, g) for g in gens]
+        return (torch.stack([a for a, _ in xy]).to(dev), torch.stack([b for _, b in xy]).to(dev))
 
-    def loss_fn(m, x, y):
-        logits = m(x)
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    train_curve, val_curve, sec = fit(cfg, stack, next_batch, cross_entropy, int(p["steps"]),
+                                      lambda s: _chunked(s, curve_val), int(p["curve_every"]))
+    final_loss = _chunked(stack, val)
+    _unstack(stack, models, "lm")
+    out = []
+    for r, run in enumerate(runs):
+        final = {"val_loss": float(final_loss[r]), "n_params": n_params(models[r]),
+                 "cpu_s_per_step": sec, "val_tokens": int(val[:, 1:].numel()),
+                 **_provenance(data)}
+        if method == "castle":
+            final.update(exactness(models[r], val.cpu().numpy(),
+                                   run.rng_seed(cfg["paper"], "exactness")))
+        out.append((run, final, {"train_loss": train_curve[r],
+                                 "val_loss_curve": val_curve[r]}))
+    return out
 
-    train_curve, val_curve, sec = fit(cfg, model, opt, next_batch, loss_fn, int(p["steps"]),
-                                      lambda m: eval_loss(m, curve_val),
-                                      int(p["curve_every"]))
-    final = {"val_loss": eval_loss(model, val), "n_params": n_params(model),
-             "cpu_s_per_step": sec, "val_tokens": int(val[:, 1:].numel()), **_provenance(data)}
-    if run.method == "castle":
-        final.update(exactness(model, val.cpu().numpy(),
-                               run.rng_seed(cfg["paper"], "exactness")))
-    return final, {"train_loss": train_curve, "val_loss_curve": val_curve}
 
-
-def _train_vkr(cfg, data, run):
+def _train_vkr(cfg, data, setting, method, runs):
     import torch
-    import torch.nn.functional as F
 
     from icml26.lm.model import n_params
+
+    from .stacked import cross_entropy
 
     p = cfg["params"]["vkr"]
     pairs, batch = int(p["pairs"]), int(p["batch"])
     dev = torch_device(cfg["device"])
-    test_x = torch.as_tensor(data[f"vkr/{run.seed}/test_x"]).to(dev)
-    test_y = torch.as_tensor(data[f"vkr/{run.seed}/test_y"]).to(dev)
+    test_x = torch.stack([torch.as_tensor(data[f"vkr/{run.seed}/test_x"]) for run in runs]).to(dev)
+    test_y = torch.stack([torch.as_tensor(data[f"vkr/{run.seed}/test_y"]) for run in runs]).to(dev)
     n_curve = int(p["curve_test"])
-    cx, cy = (test_x, test_y) if not n_curve else (test_x[:n_curve], test_y[:n_curve])
-    torch.manual_seed(run.rng_seed(cfg["paper"], "init") % 2**63)
-    model = build_model(cfg, run.setting, run.method, vkr.VOCAB, vkr.seq_len(pairs)).to(dev)
-    opt = _optimizer(cfg, model, float(p["lr"]))
+    cx, cy = (test_x, test_y) if not n_curve else (test_x[:, :n_curve], test_y[:, :n_curve])
+    stack, models = _stack(cfg, setting, method, runs, "vkr", vkr.VOCAB, vkr.seq_len(pairs),
+                           float(p["lr"]), dev)
     # fresh samples every step (infinite data), one stream per seed shared by all VKR runs
-    rng = np.random.default_rng(derive_seed(cfg["paper"], "vkr", run.seed, "batches"))
+    rngs = [np.random.default_rng(derive_seed(cfg["paper"], "vkr", run.seed, "batches"))
+            for run in runs]
 
     def next_batch():
-        x, y = vkr.sample(rng, batch, pairs)
-        return torch.as_tensor(x).to(dev), torch.as_tensor(y).to(dev)
+        xy = [vkr.sample(r, batch, pairs) for r in rngs]
+        return (torch.as_tensor(np.stack([a for a, _ in xy])).to(dev),
+                torch.as_tensor(np.stack([b for _, b in xy])).to(dev))
 
-    def loss_fn(m, x, y):  # loss on the last position only
-        return F.cross_entropy(vkr.last_logits(m, x), y)
+    def accuracy(s, x, y):  # per seed, each on its own test set
+        with torch.no_grad():
+            hits = (s.logits(x).argmax(-1) == y).double().mean(dim=1)
+        return hits.cpu().numpy()
 
-    @torch.no_grad()
-    def accuracy(m, x, y):
-        was = m.training
-        m.eval()
-        acc = float((vkr.last_logits(m, x).argmax(-1) == y).double().mean())
-        m.train(was)
-        return acc
-
-    train_curve, acc_curve, sec = fit(cfg, model, opt, next_batch, loss_fn, int(p["steps"]),
-                                      lambda m: accuracy(m, cx, cy), int(p["curve_every"]))
-    final = {"test_acc": accuracy(model, test_x, test_y), "n_params": n_params(model),
-             "cpu_s_per_step": sec}
-    if run.method == "castle":
-        final.update(exactness(model, test_x.cpu().numpy(),
-                               run.rng_seed(cfg["paper"], "exactness")))
-    return final, {"train_loss": train_curve, "test_acc_curve": acc_curve}
+    train_curve, acc_curve, sec = fit(cfg, stack, next_batch, cross_entropy, int(p["steps"]),
+                                      lambda s: accuracy(s, cx, cy), int(p["curve_every"]))
+    final_acc = accuracy(stack, test_x, test_y)
+    _unstack(stack, models, "vkr")
+    out = []
+    for r, run in enumerate(runs):
+        final = {"test_acc": float(final_acc[r]), "n_params": n_params(models[r]),
+                 "cpu_s_per_step": sec}
+        if method == "castle":
+            final.update(exactness(models[r], test_x[r].cpu().numpy(),
+                                   run.rng_seed(cfg["paper"], "exactness")))
+        out.append((run, final, {"train_loss": train_curve[r], "test_acc_curve": acc_curve[r]}))
+    return out
 
 
 def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
-    state, curves = {}, []
+    """Every (setting, method) of the shard trains all its seeds at once (stacked)."""
+    state, rows = {}, {}
+    groups: dict[tuple, list] = {}
     for run in runs:
-        if _task(cfg, run.setting) == "lm":
-            final, series = _train_lm(cfg, data, run)
-        else:
-            final, series = _train_vkr(cfg, data, run)
-        for k, v in final.items():
-            state[f"{run.key}/{k}"] = np.array(float(v))
-        for metric, pts in series.items():
-            curves += [{**run.as_dict(), "step": int(s), "metric": metric, "value": float(v)}
-                       for s, v in pts]
-    return state, curves
+        groups.setdefault((run.setting, run.method), []).append(run)
+    for (setting, method), group in groups.items():
+        fn = _train_lm if _task(cfg, setting) == "lm" else _train_vkr
+        for run, final, series in fn(cfg, data, setting, method, group):
+            for k, v in final.items():
+                state[f"{run.key}/{k}"] = np.array(float(v))
+            rows[run.key] = [{**run.as_dict(), "step": int(s), "metric": metric,
+                              "value": float(v)} for metric, pts in series.items()
+                             for s, v in pts]
+    return state, [row for run in runs for row in rows[run.key]]  # in the runs' order
 
 
 def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:

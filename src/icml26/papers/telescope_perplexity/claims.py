@@ -11,18 +11,24 @@ Statistic per claim, fixed from the spec's wording before any result was seen:
   CPU(Telescope) / CPU(Binoculars) is a per-seed quantity, check_mean <= 0.6 in each setting
   where both were run (the claim names no setting, so it must hold in every one).
 - C4 "A <= 0.5 at the 20% checkpoint and at every later checkpoint (all seeds)": check_every
-  over seeds, one part per checkpoint fraction >= 0.2, black-box scorer S.
+  over seeds, one part per checkpoint fraction >= 0.2, black-box scorer S. The spec's reason
+  ("a causal LM learns bigram statistics within the first few hundred steps") is a premise
+  checked in the run: an untrained, near-uniform scorer has A ~ (1/V) / mean u << 1 and passes
+  "A <= 0.5" trivially. So each of those checkpoints also needs the scorer to have left the
+  unigram plateau: its validation loss below the cross-entropy of the training unigram
+  distribution on the same validation tokens (both computed in the run), check_mean of the
+  per-seed difference < 0 (the 95% interval must lie below 0, so "clearly below").
 Sanity (category "sanity"): the spec's expected direction (machine text has larger log TPPL and
 smaller log PPL under G) as paired per-seed differences, check_mean; and the corpus statistic
-behind claim 4 (empirical immediate-repetition rate below the unigram-implied rate), a pooled
-number, check_value.
+behind claim 4 (empirical immediate-repetition rate below the unigram-implied rate), a ratio of
+means pooled over seeds, check_pooled (bootstrap over seeds: each seed has its own split).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from icml26.claims import Claim, check_every, check_mean, check_value
+from icml26.claims import Claim, check_every, check_mean, check_pooled, check_value
 
 TEL, RAW, LL, ENT, BINO, FDG = ("Telescope", "Telescope-raw", "LogLik", "Entropy", "Binoculars",
                                 "Fast-DetectGPT")
@@ -49,14 +55,32 @@ def _fmt(values) -> str:
     return f"{v.mean():.3f}" + (f" ± {v.std(ddof=1):.3f}" if v.size > 1 else "")
 
 
-def checkpoint_A(curves, setting: str = BLACK):
-    """DataFrame seed x checkpoint fraction of the aversion index A of the scorer S."""
-    c = curves[(curves["setting"] == setting) & (curves["metric"].isin(["ckpt_A", "ckpt_frac"]))]
-    if not len(c):
+def checkpoint_table(curves, metric: str = "ckpt_A", setting: str = BLACK):
+    """DataFrame seed x checkpoint fraction of a checkpoint metric of the scorer S (ckpt_A:
+    the aversion index; ckpt_val_loss: the validation loss)."""
+    c = curves[(curves["setting"] == setting) & (curves["metric"].isin([metric, "ckpt_frac"]))]
+    if not len(c) or metric not in set(c["metric"]):
         return None
     c = c.drop_duplicates(["seed", "step", "metric"])
-    wide = c.pivot_table(index=["seed", "step"], columns="metric", values="value").reset_index()
-    return wide.pivot_table(index="seed", columns="ckpt_frac", values="ckpt_A")
+    wide = c.pivot_table(index=["seed", "step"], columns="metric", values="value",
+                         dropna=False).reset_index()
+    return wide.pivot_table(index="seed", columns="ckpt_frac", values=metric, dropna=False)
+
+
+def checkpoint_A(curves, setting: str = BLACK):
+    """DataFrame seed x checkpoint fraction of the aversion index A of the scorer S."""
+    return checkpoint_table(curves, "ckpt_A", setting)
+
+
+def final_val_loss(curves, role: str):
+    """Per seed: the last validation loss of model ``role`` (G, S, P), or an empty Series."""
+    import pandas as pd
+
+    c = curves[curves["metric"] == f"val_loss_{role}"]
+    if not len(c):
+        return pd.Series(dtype=float)
+    c = c.drop_duplicates(["seed", "step"]).sort_values(["seed", "step"])
+    return c.groupby("seed")["value"].last()
 
 
 def check(cfg: dict, metrics, curves) -> list[Claim]:
@@ -70,8 +94,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
               "and >= 0.65 in every seed.",
               ">=", {"mean": 0.75, "every seed": 0.65}, n_seeds=n_seeds)
     a = per_seed(metrics, TEL, WHITE, "auroc")
-    c.add("mean", check_mean(a.to_numpy(), ">=", 0.75))
-    c.add("every seed", check_every(a.to_numpy(), ">=", 0.65))
+    c.add("mean", check_mean(a, ">=", 0.75))
+    c.add("every seed", check_every(a, ">=", 0.65))
     c.note = (f"white-box Telescope AUROC per seed: {np.round(a.to_numpy(), 3).tolist()}; "
               f"Telescope-raw {_fmt(per_seed(metrics, RAW, WHITE, 'auroc'))}; black-box "
               f"Telescope {_fmt(per_seed(metrics, TEL, BLACK, 'auroc'))}. Orientation fixed "
@@ -84,8 +108,7 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
               ">= AUROC(Entropy) - 0.02 (paired per-seed differences).",
               ">=", -0.02, n_seeds=n_seeds)
     for base in (LL, ENT):
-        c.add(f"Telescope - {base}", check_mean(paired(metrics, TEL, base, WHITE).to_numpy(),
-                                                ">=", -0.02))
+        c.add(f"Telescope - {base}", check_mean(paired(metrics, TEL, base, WHITE), ">=", -0.02))
     report = []
     for s in (WHITE, BLACK):
         if s in settings:
@@ -111,7 +134,7 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
         r = paired(metrics, TEL, BINO, s, "cpu_s", op="/")
         if len(r):
             ratios[s] = r
-            c.add(f"time ratio {s}", check_mean(r.to_numpy(), "<=", 0.6))
+            c.add(f"time ratio {s}", check_mean(r, "<=", 0.6))
     prm = cfg["params"]
     c.note = ("process_time of each detector end to end (its own forward passes + statistic) "
               f"on {prm['time_texts']} human + {prm['time_texts']} machine texts, minimum of "
@@ -126,18 +149,43 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
     # 4. aversion emerges early ----------------------------------------------------------------
     c = Claim("C4-aversion-early",
               "On human text the aversion index A of scorer S is <= 0.5 at the 20% checkpoint "
-              "and at every later checkpoint, in every seed.",
-              "<=", 0.5, n_seeds=n_seeds)
+              "and at every later checkpoint, in every seed; the spec's premise that S has "
+              "learned more than unigram statistics there is checked: its validation loss lies "
+              "below the unigram cross-entropy (mean over seeds, 95% interval).",
+              "<=", {"A": 0.5, "val loss - unigram cross-entropy": 0.0}, n_seeds=n_seeds)
     table = checkpoint_A(curves)
+    losses = checkpoint_table(curves, "ckpt_val_loss")
+    uni = metrics.drop_duplicates("seed").set_index("seed")["unigram_xent"].astype(float) \
+        if "unigram_xent" in metrics else None
     if table is not None:
-        for frac in [f for f in table.columns if f >= 0.2 - 1e-9]:
-            c.add(f"{int(round(frac * 100))}%", check_every(table[frac].dropna().to_numpy(),
-                                                           "<=", 0.5))
-        c.note = ("A = mean tau_i / mean u(s_i) per checkpoint (mean over seeds): "
-                  + ", ".join(f"{int(round(f * 100))}%: {table[f].mean():.3f}"
-                              for f in table.columns)
-                  + ". An untrained (near-uniform) model has A ~ (1/V)/mean u << 1, so the "
-                  "early checkpoints pass trivially; a unigram-level model has A ~ 1.")
+        later = [f for f in table.columns if f >= 0.2 - 1e-9]
+        for frac in later:
+            c.add(f"{int(round(frac * 100))}%", check_every(table[frac], "<=", 0.5))
+        if losses is not None and uni is not None:
+            for frac in later:
+                gap = losses[frac] - uni.reindex(losses.index)
+                c.add(f"S past unigram at {int(round(frac * 100))}%",
+                      check_mean(gap, "<", 0.0))
+        note = ("A = mean tau_i / mean u(s_i) per checkpoint (mean over seeds): "
+                + ", ".join(f"{int(round(f * 100))}%: {table[f].mean():.3f}"
+                            for f in table.columns) + ".")
+        if losses is not None and uni is not None:
+            s_final = final_val_loss(curves, "S")
+            note += (" Validation loss of S minus the unigram cross-entropy "
+                     f"({uni.mean():.3f} nats), mean over seeds: "
+                     + ", ".join(f"{int(round(f * 100))}%: {(losses[f] - uni).mean():+.3f}"
+                                 for f in losses.columns)
+                     + (f"; final S loss {s_final.mean():.3f}" if len(s_final) else "")
+                     + ". An untrained (near-uniform) model has A ~ (1/V)/mean u << 1, so "
+                     "\"A <= 0.5\" alone holds trivially before S has learned any statistics; "
+                     "the parts 'S past unigram' test the spec's premise that it has.")
+            early = [f for f in later if not (losses[f] - uni).mean() < 0]
+            if early:
+                note += (" The premise fails here: at "
+                         + ", ".join(f"{int(round(f * 100))}%" for f in early)
+                         + " S is not below the unigram plateau on average, so A <= 0.5 "
+                         "there is not the learned repeat aversion the claim is about.")
+        c.note = note
     claims.append(c)
 
     # sanity: expected direction ---------------------------------------------------------------
@@ -149,8 +197,12 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
         per_seed(metrics, TEL, WHITE, "log_tppl_human")
     p = per_seed(metrics, TEL, WHITE, "log_ppl_human") - \
         per_seed(metrics, TEL, WHITE, "log_ppl_machine")
-    c.add("log TPPL machine - human", check_mean(t.to_numpy(), ">", 0.0))
-    c.add("log PPL human - machine", check_mean(p.to_numpy(), ">", 0.0))
+    c.add("log TPPL machine - human", check_mean(t, ">", 0.0))
+    c.add("log PPL human - machine", check_mean(p, ">", 0.0))
+    if {"rep_human", "rep_machine"} <= set(metrics.columns):
+        rh, rm = (per_seed(metrics, TEL, WHITE, k) for k in ("rep_human", "rep_machine"))
+        c.note = (f"immediate-repeat rate of the scored tokens, mean over seeds: human "
+                  f"{rh.mean():.4f}, machine (sampled from G) {rm.mean():.4f}")
     claims.append(c)
 
     # sanity: corpus repetition statistic ------------------------------------------------------
@@ -158,8 +210,16 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
               "Immediate repeats are rarer in the training corpus than its unigram frequencies "
               "imply (spec: ~0.65% vs ~1.7%).",
               "<", 1.0, category="sanity", n_seeds=n_seeds)
-    emp, uni = float(metrics["corpus_rep_rate"].mean()), float(metrics["unigram_rep_rate"].mean())
-    c.add("empirical / unigram rate", check_value(emp / uni if uni > 0 else np.nan, "<", 1.0))
-    c.note = f"empirical rate {emp:.4f}, unigram-implied rate {uni:.4f}"
+    per = metrics.drop_duplicates("seed").set_index("seed").sort_index()
+    emp_s = per["corpus_rep_rate"].astype(float).to_numpy()
+    uni_s = per["unigram_rep_rate"].astype(float).to_numpy()
+
+    def ratio(idx):
+        den = uni_s[idx].mean()
+        return emp_s[idx].mean() / den if den > 0 else np.nan
+
+    c.add("empirical / unigram rate", check_pooled(ratio, len(per), "<", 1.0))
+    c.note = (f"empirical rate {emp_s.mean():.4f}, unigram-implied rate {uni_s.mean():.4f} "
+              "(means over seeds; each seed has its own topic split)")
     claims.append(c)
     return claims

@@ -66,6 +66,15 @@ def unigram_repetition_rate(counts: np.ndarray) -> float:
     return float((u * u).sum())
 
 
+def unigram_cross_entropy(counts: np.ndarray, ids: np.ndarray) -> float:
+    """Mean -log u(s_i) over ``ids`` (nats) with u the training unigram frequencies: the
+    validation loss of a context-free model, the "unigram plateau" an LM must get below before
+    its bigram-level statistics (repeat aversion included) mean anything. Zero counts (none in
+    practice: the vocabulary is fitted on the training ids) are floored at one."""
+    c = np.maximum(np.asarray(counts, float), 1.0)
+    return float(-np.log(c[np.asarray(ids)] / c.sum()).mean())
+
+
 # ---------------------------------------------------------------------------------------------
 # Perturbation attacks on machine text (full profile only; both INFERRED in detail)
 # ---------------------------------------------------------------------------------------------

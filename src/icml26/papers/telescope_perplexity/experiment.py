@@ -180,6 +180,13 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             needed.add("P")
         models, ckpts, val_curves = _train_models(cfg, data, seed, needed, dev)
         unigram = data[f"s{seed}/unigram"]
+
+        def val_windows(seed):  # the validation ids in S's context (checkpoint losses)
+            from icml26.lm.train import eval_windows
+
+            return eval_windows(data[f"s{seed}/val_ids"].astype(np.int64),
+                                int(p["scorer"]["context"])).to(dev)
+
         texts = {dom: _machine(cfg, data, seed, dom, models["G"])
                  for dom in dict.fromkeys(s["domain"] for s in sets.values())}
         analysis = {}
@@ -192,7 +199,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                 machine = _attack(cfg, data, seed, s["domain"], s["attack"], machine)
                 methods = [r.method for r in seed_runs if r.setting == run.setting]
                 analysis[run.setting] = _analyse(cfg, s, roles, ckpts, models, human, machine,
-                                                 unigram, edges, methods)
+                                                 unigram, edges, methods, val_windows(seed))
             an = analysis[run.setting]
             h_raw, m_raw = an["raw"][run.method]
             # timed: the detector end to end (its own forward passes of every model it needs
@@ -225,12 +232,13 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                                for b, c in enumerate(an[f"hist_{name}"])]
             for role, curve in val_curves.items():
                 curves += [_row(run, st, f"val_loss_{role}", v) for st, v in curve]
-            for step, frac, a_idx, stats in an["ckpt"]:
+            for step, frac, a_idx, loss, stats in an["ckpt"]:
                 if run.method in stats:
                     h, m = stats[run.method]
                     curves += [_row(run, step, "ckpt_A", a_idx),
                                _row(run, step, "ckpt_auroc", auroc(h, m)),
-                               _row(run, step, "ckpt_frac", frac)]
+                               _row(run, step, "ckpt_frac", frac),
+                               _row(run, step, "ckpt_val_loss", loss)]
     return state, curves
 
 
@@ -249,12 +257,14 @@ def _batched(models: dict, roles, ids, batch: int, fn) -> list:
     return out
 
 
-def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, methods) -> dict:
+def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, methods,
+             val_windows=None) -> dict:
     """Everything of one setting that one shared pass per model and text set gives: the raw
     statistic of each of ``methods`` on every text, the scorer diagnostics (log PPL,
     log TPPL, aversion A, log tau histograms, repetition rates) and, for a reference scorer,
-    the scorer's checkpoints (Fig. 1 / claim 4): A on human text and the oriented scores of
-    the ``ckpt_detectors`` (single-model detectors: one forward pass of the checkpoint)."""
+    the scorer's checkpoints (Fig. 1 / claim 4): A on human text, the validation loss on
+    ``val_windows`` (NaN without them) and the oriented scores of the ``ckpt_detectors``
+    (single-model detectors: one forward pass of the checkpoint)."""
     import copy
 
     import torch
@@ -276,7 +286,7 @@ def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, metho
     def cat(parts):
         return {k: np.concatenate([q[k] for q in parts]) for k in parts[0]}
 
-    from icml26.lm.train import device_of
+    from icml26.lm.train import device_of, eval_loss
 
     dev = device_of(roles["scorer"])  # the models' device (config ``device``)
     h_ids, m_ids = torch.as_tensor(human, device=dev), torch.as_tensor(machine, device=dev)
@@ -314,8 +324,9 @@ def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, metho
             oriented = {n: (det.DETECTORS[n].sign * ch[n], det.DETECTORS[n].sign * cm[n])
                         for n in names}
             step = max(1, int(round(frac * steps)))
+            loss = eval_loss(model, val_windows) if val_windows is not None else float("nan")
             ckpt_rows.append((step, frac, _aversion(ch["_log_tau"], human[:, start:], unigram),
-                              oriented))
+                              loss, oriented))
     return {"raw": {m: (sh[m], sm[m]) for m in methods}, "diag": diag, "human": human,
             "machine": machine, "hist_human": hist["human"], "hist_machine": hist["machine"],
             "ckpt": ckpt_rows}
@@ -349,5 +360,7 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
         ids = data[f"s{run.seed}/train_ids"]
         row["corpus_rep_rate"] = D.repetition_rate(ids)
         row["unigram_rep_rate"] = D.unigram_repetition_rate(uni)
+        # the validation loss of a unigram model: the plateau claim 4's scorer must leave
+        row["unigram_xent"] = D.unigram_cross_entropy(uni, data[f"s{run.seed}/val_ids"])
         out.append(row)
     return out
