@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from icml26 import grid, pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.fisher_dimension import claims, experiment, pc, sem
 
 
@@ -221,7 +221,8 @@ def _metrics(n_star, f_edge, regimes, families, n_edges=None, indeg=None):
     k = len(n_star)
     settings = [f"{f}-{r}" for f, r in zip(families, regimes, strict=True)]
     cfg = {"settings": {s: {"family": s.split("-")[0], "regime": s.split("-")[1]}
-                        for s in settings}, "params": {"threshold": 0.8}}
+                        for s in settings},
+           "params": {"threshold": 0.8, "grid": {"start": 20, "stop": 40000, "num": 24}}}
     f_edge = np.asarray(f_edge, dtype=float)
     frame = pd.DataFrame({
         "method": "pc-fisherz", "setting": settings, "seed": np.arange(k) % 5,
@@ -257,6 +258,64 @@ def test_claims_not_reproduced_on_data_built_to_fail():
     cfg, frame = _metrics(n, f, regs, fams, n_edges=-n, indeg=-n)
     verdicts = {c.id: c.verdict for c in claims.check(cfg, frame, None)}
     assert set(verdicts.values()) == {NOT_REPRODUCED}, verdicts
+
+
+def _pass_data(seed=0):
+    rng = np.random.default_rng(seed)
+    fams = ["chain", "tree", "er", "collider"] * 10
+    regs = ["well"] * 20 + ["wide"] * 20
+    f = np.concatenate([10 ** rng.normal(0.7, 0.05, 20), 10 ** rng.normal(1.5, 0.5, 20)])
+    n = 50 * f * np.exp(rng.normal(0, 0.1, 40))
+    return fams, regs, f, n, rng
+
+
+def test_censored_n_star_enters_at_its_bound_not_dropped():
+    fams, regs, f, n, rng = _pass_data()
+    # the two hardest instances miss the threshold at the grid's largest n: censored above
+    n = n.copy()
+    n[np.argsort(f)[-2:]] = np.nan
+    cfg, frame = _metrics(n, f, regs, fams, n_edges=rng.permutation(40),
+                          indeg=rng.permutation(40))
+    out = {c.id: c for c in claims.check(cfg, frame, None)}
+    # a censored n* ranks above every finite one, so the headline still decides, on all 40
+    assert out["C1-headline"].verdict == REPRODUCED
+    assert out["C1-headline"].parts["value"].n == 40
+    assert "2 of 40 instances have n* censored" in out["C1-headline"].note
+    # the censored instances have the largest F: their true (larger) n* can only raise the
+    # slope, so the upper bound of the slope range cannot be decided in their favour
+    assert out["C2-linear-scaling"].parts["slope<=1.8"].verdict == INCONCLUSIVE
+    assert out["C2-linear-scaling"].parts["slope>=0.6"].verdict == REPRODUCED
+    # an easy instance (smallest F) censored contradicts the ranking: never dropped, it
+    # pulls the correlation down
+    n2 = 50 * f * 1.0
+    n2[np.argsort(f)[:12]] = np.nan
+    cfg, frame = _metrics(n2, f, regs, fams)
+    out = {c.id: c for c in claims.check(cfg, frame, None)}
+    assert out["C1-headline"].verdict == NOT_REPRODUCED
+
+
+def test_borderline_pooled_spearman_is_not_decisive():
+    """A Spearman just above 0.7 over 40 instances is inside its bootstrap interval's reach:
+    inconclusive, not reproduced."""
+    fams, regs, f, _, rng = _pass_data(3)
+    best = None
+    for s in range(200):  # noisy n* whose Spearman with F lands just above 0.7
+        noise = np.random.default_rng(s).normal(0, 1.2, 40)
+        n = 50 * f * np.exp(noise)
+        r = claims.spearman(f, n)
+        if 0.705 <= r <= 0.73:
+            best = n
+            break
+    assert best is not None
+    cfg, frame = _metrics(best, f, regs, fams)
+    part = {c.id: c for c in claims.check(cfg, frame, None)}["C1-headline"].parts["value"]
+    assert part.measured >= 0.7 and part.lo < 0.7 and part.verdict == INCONCLUSIVE
+
+
+def test_rankdata_matches_scipy():
+    from scipy.stats import rankdata as ref
+    x = np.random.default_rng(0).integers(0, 6, 50).astype(float)
+    assert np.allclose(claims.rankdata(x), ref(x))
 
 
 def test_spearman_and_anova_by_hand():

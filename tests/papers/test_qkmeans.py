@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from icml26 import grid, pipeline, registry
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.qkmeans import claims, data, experiment, lsh, seeding
 
 
@@ -197,7 +197,7 @@ def _constructed(good: bool):
     """Curves and metrics that satisfy (good) or violate (bad) every claim."""
     rows, mrows = [], []
     for d, setting in ((2, "d2"), (3, "d3"), (4, "d4")):
-        for seed in range(3):
+        for seed in range(5):
             wobble = 1 + 0.001 * seed
             for k in KS:
                 kpp_cost = wobble * k ** (-2 / d if good else -0.1)
@@ -234,6 +234,35 @@ def test_claim_checkers(good):
     assert {c.id: c.verdict for c in result} == {c.id: want for c in result}
     for c in result:
         c.to_dict()  # JSON-safe
+
+
+def test_borderline_pooled_geometric_mean_is_not_decisive():
+    """Seeds whose uniform / k-means++ ratios straddle 1.15 give a pooled geometric mean near
+    1.15 whose bootstrap interval over seeds straddles it: inconclusive, not decided."""
+    metrics, curves = _constructed(True)
+    factor = {0: 1.0, 1: 1.35, 2: 0.95, 3: 1.3, 4: 1.05}  # per-seed ratio uniform / kmeans++
+    sel = curves["method"] == "uniform"
+    kpp = curves[curves["method"] == "kmeans++"].set_index(["setting", "seed", "step", "metric"])
+    curves.loc[sel, "value"] = [
+        kpp.loc[(r.setting, r.seed, r.step, r.metric), "value"] * factor[r.seed]
+        if r.metric == "cost" else r.value for r in curves[sel].itertuples()]
+    c7 = {c.id: c for c in claims.check(_cfg(), metrics, curves)}["C7-seeding-matters"]
+    part = c7.parts["value"]
+    assert part.lo < 1.15 < part.hi and part.verdict == INCONCLUSIVE
+    assert c7.verdict == INCONCLUSIVE
+
+
+def test_pooled_slope_resamples_seeds():
+    """The scaling-law slope is fitted to the mean over the resampled seeds: seeds with very
+    different slopes make the interval wide (inconclusive); identical seeds make it decisive."""
+    metrics, curves = _constructed(True)
+    sel = (curves["method"] == "kmeans++") & (curves["metric"] == "cost") & \
+        (curves["setting"] == "d2")
+    # seed s has slope -1 + 0.25 (s - 2): mean-curve slope near -1, seeds far apart
+    curves.loc[sel, "value"] = [r.step ** (-1 + 0.25 * (r.seed - 2)) for r in
+                                curves[sel].itertuples()]
+    part = {c.id: c for c in claims.check(_cfg(), metrics, curves)}["C1-scaling-law"].parts
+    assert part["d=2"].verdict == INCONCLUSIVE and part["d=4"].verdict == REPRODUCED
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from icml26 import grid, pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.rl_vs_sft_forgetting import claims, experiment, mixture, policy
 
 SLUG = "rl-vs-sft-forgetting"
@@ -242,8 +242,12 @@ def test_run_metrics_matched_drop_by_hand():
     m = experiment.run_metrics(trace, 0.9)
     assert m["drop_matched"] == pytest.approx(0.2) and m["step_matched"] == 40
     assert m["drop_final"] == pytest.approx(0.3) and m["kl_matched"] == pytest.approx(0.2)
+    assert m["matched_censored"] == 0 and m["drop_matched_bound"] == pytest.approx(0.2)
     trace["new_acc"] = 0.5
-    assert np.isnan(experiment.run_metrics(trace, 0.9)["drop_matched"])
+    never = experiment.run_metrics(trace, 0.9)
+    assert np.isnan(never["drop_matched"])
+    # censored: entered at the final drop, marked as a lower bound
+    assert never["matched_censored"] == 1 and never["drop_matched_bound"] == pytest.approx(0.3)
 
 
 def test_results_do_not_depend_on_sharding():
@@ -261,39 +265,73 @@ def test_results_do_not_depend_on_sharding():
     pd.testing.assert_frame_equal(a, b)
 
 
-def _metrics(policy_drops, rl_new=0.99, mix=None):
+def _metrics(policy_drops, rl_new=0.99, mix=None, censored=()):
+    """censored: (method, seed) pairs whose drop is a bound (0.9 never reached)."""
     rows = []
     for m, drops in policy_drops.items():
         for s, d in enumerate(drops):
-            rows.append({"method": m, "setting": "policy", "seed": s, "drop_matched": d,
-                         "new_acc_final": rl_new})
+            cens = (m, s) in censored
+            rows.append({"method": m, "setting": "policy", "seed": s,
+                         "drop_matched": np.nan if cens else d, "drop_matched_bound": d,
+                         "matched_censored": float(cens), "new_acc_final": rl_new})
     mix = mix or {}
     for m, (old, new, pi) in mix.items():
-        for s in range(4):
+        for s in range(5):
             rows.append({"method": m, "setting": "mixture", "seed": s,
                          "old_acc_final": old + 0.001 * s, "new_acc_final": new,
                          "pi_final": pi})
     return pd.DataFrame(rows)
 
 
+GOOD = {"sft": [0.2, 0.22, 0.21, 0.2, 0.21], "rl": [0.03, 0.04, 0.03, 0.035, 0.03],
+        "rl-kl": [0.03, 0.035, 0.03, 0.03, 0.03], "rl-mean": [0.02, 0.03, 0.03, 0.02, 0.03],
+        "self-sft": [0.02, 0.03, 0.03, 0.02, 0.02],
+        "iter-self-sft": [0.01, 0.02, 0.01, 0.02, 0.01]}
+GOOD_MIX = {"sft": (0.22, 1.0, 0.16), "rl": (0.78, 0.99, 0.7), "sft-replay": (0.995, 1.0, 0.7)}
+
+
 def test_claim_checkers_fail_on_data_built_to_fail_and_pass_on_good_data():
-    cfg = {"seeds": [0, 1, 2, 3]}
+    cfg = {"seeds": [0, 1, 2, 3, 4]}
     bad = _metrics(
-        {"sft": [0.02, 0.03, 0.02, 0.03], "rl": [0.2, 0.21, 0.22, 0.2],
-         "rl-kl": [0.4, 0.41, 0.42, 0.4], "rl-mean": [0.2, 0.2, 0.21, 0.2],
-         "self-sft": [0.1, 0.1, 0.11, 0.1], "iter-self-sft": [0.1, 0.1, 0.11, 0.1]},
+        {"sft": [0.02, 0.03, 0.02, 0.03, 0.02], "rl": [0.2, 0.21, 0.22, 0.2, 0.2],
+         "rl-kl": [0.4, 0.41, 0.42, 0.4, 0.4], "rl-mean": [0.2, 0.2, 0.21, 0.2, 0.2],
+         "self-sft": [0.1, 0.1, 0.11, 0.1, 0.1], "iter-self-sft": [0.1, 0.1, 0.11, 0.1, 0.1]},
         rl_new=0.5,
         mix={"sft": (0.8, 1.0, 0.7), "rl": (0.2, 1.0, 0.2), "sft-replay": (0.3, 1.0, 0.2)})
     verdicts = {c.id: c.verdict for c in claims.check(cfg, bad, None)}
     assert len(verdicts) == 5 and set(verdicts.values()) == {NOT_REPRODUCED}
-    good = _metrics(
-        {"sft": [0.2, 0.22, 0.21, 0.2], "rl": [0.03, 0.04, 0.03, 0.035],
-         "rl-kl": [0.03, 0.035, 0.03, 0.03], "rl-mean": [0.02, 0.03, 0.03, 0.02],
-         "self-sft": [0.02, 0.03, 0.03, 0.02], "iter-self-sft": [0.01, 0.02, 0.01, 0.02]},
-        mix={"sft": (0.22, 1.0, 0.16), "rl": (0.78, 0.99, 0.7),
-             "sft-replay": (0.995, 1.0, 0.7)})
+    good = _metrics(GOOD, mix=GOOD_MIX)
     verdicts = {c.id: c.verdict for c in claims.check(cfg, good, None)}
     assert set(verdicts.values()) == {REPRODUCED}
+
+
+def test_censored_drops_are_kept_and_conservative():
+    """A seed where a method never reaches 0.9 stays in the claim at its bound (a lower bound
+    of the drop): it cannot be dropped, and it decides only where the truth cannot overturn."""
+    cfg = {"seeds": [0, 1, 2, 3, 4]}
+    # SFT censored in seed 4: its true drop is at least the bound, which only helps
+    # "drop_SFT >= 2 drop_RL" -> the reproduced verdict may stand, with all 5 seeds
+    out = {c.id: c for c in claims.check(cfg, _metrics(GOOD, mix=GOOD_MIX,
+                                                       censored={("sft", 4)}), None)}
+    part = out["C2-headline-rl-forgets-less"].parts["drop_sft - 2 drop_rl"]
+    assert part.verdict == REPRODUCED and part.n == 5 and part.censored == ("4",)
+    assert "censored" in out["C2-headline-rl-forgets-less"].note
+    # RL censored in seed 4: a larger true RL drop could overturn -> inconclusive
+    out = {c.id: c for c in claims.check(cfg, _metrics(GOOD, mix=GOOD_MIX,
+                                                       censored={("rl", 4)}), None)}
+    part = out["C2-headline-rl-forgets-less"].parts["drop_sft - 2 drop_rl"]
+    assert part.verdict == INCONCLUSIVE and part.n == 5
+    # both censored in one seed: unbounded either way -> nothing decisive on that difference
+    out = {c.id: c for c in claims.check(cfg, _metrics(GOOD, mix=GOOD_MIX,
+                                                       censored={("rl", 2), ("rl-kl", 2)}),
+                                         None)}
+    assert out["C3-not-kl"].parts["drop_rl-kl - drop_rl (upper)"].verdict == INCONCLUSIVE
+    # a censored value that only strengthens a failing verdict keeps it not reproduced
+    bad = {**GOOD, "self-sft": [0.3, 0.3, 0.31, 0.3, 0.3]}
+    out = {c.id: c for c in claims.check(cfg, _metrics(bad, mix=GOOD_MIX,
+                                                       censored={("self-sft", 1)}), None)}
+    assert out["C5-approx-on-policy"].parts["drop_self-sft - drop_sft/2"].verdict \
+        == NOT_REPRODUCED
 
 
 def test_pipeline_smoke_end_to_end(tmp_path):

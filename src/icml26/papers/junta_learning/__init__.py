@@ -44,7 +44,7 @@ FIDELITY = """\
   correlated along m within a replicate. Every method sees the same instances and samples.
 - **Errors are exact.** TV is summed over the 2^|J u J*| assignments and trace distance is
   computed on the qubits J u J*; the other coordinates cancel.
-- **Scaled down.** Default runs 3 seeds x 15 replicates (pooled 45) with n <= 64 and k <= 3
+- **Scaled down.** Default runs 5 seeds x 15 replicates (pooled 75) with n <= 64 and k <= 3
   (classical) and n <= 6, k <= 2 (quantum). The full profile goes to n = 256 (k = 2), k = 5
   (n = 16, with marginal counts instead of dense Fourier tensors), about 200 replicates, and
   quantum n = 8, k = 3. Constants are not compared with the theorems. Only rates are checked:

@@ -33,9 +33,9 @@ FIDELITY = """\
   mixture, the mixture score formulas (tested against finite differences of log q), 1000
   samples per iteration, kappa = 0.1 on the prior-mode coordinates for every method, learning
   rates 0.05 (SFT, replay) and 0.03 (RL), and 1500 iterations. The RL update weights the score
-  by q / ((1 - pi) N2), as the spec writes it. Seeds as the spec lists them: Part A on the
-  first 3 seeds, Part B on 4 (the setting's `n_seeds`). Beyond the spec, Part A also reports
-  KL(q_theta || q_0) on the grid.
+  by q / ((1 - pi) N2), as the spec writes it. Seeds: 5 at default for both parts (the spec
+  lists 3 for Part A and 4 for Part B; they are minimums), 10 at full. Beyond the spec, Part A
+  also reports KL(q_theta || q_0) on the grid.
 - **Part B is not an LM.** It uses single-token answers, two tasks and a 2-layer MLP. The
   benchmark numbers (IFEval, MMLU, Countdown, safety) are not reproduced. "Expert answers from
   another model family" are simulated by e(i) != a(i).
@@ -51,13 +51,16 @@ FIDELITY = """\
     seed starts from that base model (paired comparison).
 - **Matched accuracy.** The drop is measured at the first logged step (every 20 steps) whose
   new accuracy is >= 0.9. A method that moves fast can overshoot 0.9 between two logs; the
-  table reports the step at which 0.9 was reached.
+  table reports the step at which 0.9 was reached. A run that never reaches 0.9 is censored,
+  not dropped: its matched drop enters the claims at its final drop as a lower bound (assuming
+  forgetting does not undo itself while new accuracy still climbs), and a verdict stands only
+  where the larger true drop cannot overturn it.
 - **Diagnostic added by us (not in the spec, enters no claim): rl-lr0.5.** This is the default
-  RL (std-normalised GRPO advantages) at SFT's learning rate 0.5 instead of 2.0. It was added
-  after the first default run showed that RL at lr 2.0 forgets more than SFT. Dividing by the
-  group std (about 0.3-0.5 for binary rewards) makes the RL step roughly 4 x 2-3 = 8-12 times
-  SFT's step in logit space. The diagnostic separates the effect of step size from the effect
-  of on-policy data.
+  RL (std-normalised GRPO advantages) at SFT's learning rate 0.5 instead of 2.0. Dividing
+  binary rewards by the group std (between 0.33 and 0.5 for a group of 8 with mixed rewards)
+  and a learning rate 4x SFT's make the spec's RL step several times SFT's step in logit
+  space. The diagnostic separates the effect of step size from the effect of on-policy data;
+  claims 2 and 3 give its drops, computed at report time, when they are not reproduced.
 - **Full profile.** Part A sweeps kappa in {0.02, 0.1, 1} and separations {3, 4, 5, 6, 8}. The
   target component starts 2.5 below the target mode (INFERRED). Part B runs the MLP with
   10 seeds and 3000 steps. It adds the spec's 2-layer character transformer with multi-token
@@ -66,28 +69,18 @@ FIDELITY = """\
   post-training 1e-3 for every method), the sequence-level losses and the sampled sequence KL
   are all INFERRED (see sequence.py). The transformer enters no claim: claims use the
   settings named `mixture` and `policy`.
-- **Results at default (honest verdicts).**
-  - **Part A: the SFT, RL and replay mechanisms reproduce.** SFT ends at Acc(T') 0.22 with
-    pi 0.16, replay at 0.995, and RL keeps pi at about 0.69. RL's Acc(T') is seed-dependent:
-    0.68-0.81 in three seeds, but 0.17 in one. There, while the target component still
-    overlapped the prior mode (first 60 iterations), the importance weight 1/rho_2 of a few
-    samples gave the prior mode one large kick (mu1 -3.4 -> -4.6, s1 1 -> 0.3), with pi intact.
-    This is the spec's update as written. Claim 1 is therefore inconclusive, not failed.
-  - **Part B: on-policy data protects, at a matched step size.** At matched accuracy 0.9 the
-    old-task drop is: SFT 0.12; Self-SFT 0.015; iterative Self-SFT 0.010; RL with the mean
-    baseline 0.021; RL at lr 0.5 (diagnostic) 0.016 (claims 4 and 5 reproduce).
-  - **Part B: the spec's default RL does not.** RL with std-normalised advantages at lr 2.0
-    drops 0.21, and RL + KL 0.28: more than SFT. Dividing binary rewards by the group std makes
-    per-sample advantages up to ~2.6, and lr 2.0 is 4x SFT's. Through the shared hidden layer
-    (|h|^2 ~ 40) this moves the logits of every new prompt by several nats per step. The
-    policy briefly collapses onto a few tokens (mean new accuracy dips to ~0.3 in the first 20
-    steps, Fig. 2) before recovering, and the shared weights drag the old task along. Claims 2
-    and 3 are not reproduced. The forgetting comes from the step size, not from off-policy
-    data: the same estimator at lr 0.5 forgets 8x less than SFT.
-  - **Sensitivity to the INFERRED initialisation.** The outcome depends on it. Short runs
-    with other initialisations (W1 ~ N(0, 0.3^2), or torch's default uniform) made the same
-    lr-2.0 RL collapse for good onto wrong tokens in most seeds (all-wrong groups give zero
-    advantage). The initialisation chosen before any run was kept.
+- **Reading the verdicts.** The measured values, intervals and per-method matched drops are in
+  each claim's verdict and note (computed from the run), not here.
+  - Part A: RL's final Acc(T') can be seed-dependent under the spec's update as written: while
+    the target component still overlaps the prior mode (early iterations), the importance
+    weight 1/rho_2 of a few samples can give the prior mode one large kick with pi intact.
+    Claim 1's interval over seeds shows how much this matters.
+  - Part B: the spec's RL (std-normalised advantages, lr 2.0) takes larger steps than SFT
+    through the shared hidden layer, which moves every new prompt's logits at once; compare
+    its matched drop with rl-lr0.5's in the claims' notes to separate step size from
+    on-policy data.
+  - The INFERRED initialisation was fixed before any run and kept; other initialisations were
+    not studied in the pipeline.
 """
 
 METHODS = ("sft", "rl", "sft-replay", "self-sft", "iter-self-sft", "rl-kl", "rl-mean",

@@ -204,7 +204,13 @@ def run_metrics(trace, match_acc: float) -> dict:
     """Metrics of one run from its logged trace (a DataFrame indexed by step, one column per
     metric): drops of old accuracy relative to the start (step 0, the base model), at the first
     logged step whose new accuracy reaches match_acc (matched target performance; NaN if never)
-    and at the end, and the KL to the base model at both points."""
+    and at the end, and the KL to the base model at both points.
+
+    A run that never reaches match_acc has a censored matched drop: it would be read after the
+    end of training. ``drop_matched_bound`` enters it at the final drop, and
+    ``matched_censored`` = 1 says the true matched drop is taken to be at least that (forgetting
+    does not undo itself while new accuracy is still climbing towards match_acc); for a run that
+    reaches match_acc it equals ``drop_matched`` and ``matched_censored`` is 0."""
     trace = trace.sort_index()
     base_old = float(trace["old_acc"].iloc[0])
     reached = trace.index[trace["new_acc"].to_numpy() >= match_acc]
@@ -220,6 +226,9 @@ def run_metrics(trace, match_acc: float) -> dict:
         else np.nan,
         "kl_matched": float(trace.loc[reached[0], "kl_base"]) if len(reached) else np.nan,
     }
+    out["matched_censored"] = 0.0 if len(reached) else 1.0
+    out["drop_matched_bound"] = (out["drop_matched"] if len(reached)
+                                 else out["drop_final"])
     if "pi" in trace:
         out["pi_final"] = float(trace["pi"].iloc[-1])
     return out
