@@ -176,6 +176,26 @@ def test_worker_shards_are_contiguous_slices():
         assert s[:, k].min() >= 250 * k and s[:, k].max() + 11 <= 250 * (k + 1)
 
 
+def test_lr_grid_extends_at_an_edge_at_most_twice():
+    calls = []
+
+    def run_one(lr):  # loss falls with lr forever: the top edge keeps winning
+        calls.append(lr)
+        return -lr
+
+    lrs, loss = experiment.extend_at_edge([0.01, 0.02, 0.05], [-0.01, -0.02, -0.05], run_one)
+    assert calls == pytest.approx([0.125, 0.3125])  # two steps of the grid's top ratio 2.5
+    assert lrs == pytest.approx([0.01, 0.02, 0.05, 0.125, 0.3125])
+    assert loss[-1] == pytest.approx(-0.3125)
+    # a bottom-edge choice extends downwards with the bottom ratio (1e-3 / 3e-3)
+    lrs, _ = experiment.extend_at_edge([1e-3, 3e-3, 1e-2], [1.0, 2.0, 3.0],
+                                       lambda lr: 0.5 if lr > 1e-4 else 9.0)
+    assert lrs == pytest.approx([1e-3, 3e-3, 1e-2, 1e-3 / 3, 1e-3 / 9])
+    # an interior choice runs nothing more
+    lrs, _ = experiment.extend_at_edge([1e-3, 3e-3, 1e-2], [2.0, 1.0, 3.0], run_one)
+    assert lrs == [1e-3, 3e-3, 1e-2] and len(calls) == 2
+
+
 def test_spec_corpus_module_list():
     assert "os.path" not in experiment.SPEC_MODULES and "asyncio" in experiment.SPEC_MODULES
     assert len(experiment.SPEC_MODULES) == 27
@@ -214,6 +234,15 @@ def test_claims_reproduce_and_fail_on_built_data():
     assert all(v == NOT_REPRODUCED for v in verdicts.values()), verdicts
 
 
+def test_a_diverged_seed_is_named_and_cannot_support_a_claim():
+    loss = {("diloco", 1): [2.1, 2.11, 2.12, 2.1, 2.13], ("muloco", 1): [1.9, np.nan, 1.91,
+                                                                         1.9, 1.92]}
+    c2 = [c for c in claims.check(CFG, _metrics(loss, {}), None) if c.id == "C2-headline-loss"][0]
+    assert c2.verdict == "inconclusive"  # the four finite seeds alone would reproduce it
+    d = c2.to_dict()
+    assert d["n_seeds"] == 5 and "seeds 1" in d["note"]
+
+
 def test_claim4_threshold_is_0_01():
     m = _metrics({("dp-muon", 1): [2.0, 2.0, 2.0], ("muloco", 1): [2.03, 2.031, 2.029]}, {})
     c4 = [c for c in claims.check(CFG, m, None) if c.id == "C4-K1-vs-dp"][0]
@@ -233,9 +262,10 @@ def test_pipeline_smoke_end_to_end(tmp_path):
     assert (k1["mean_cos"] == 1.0).all()
     k2 = metrics[metrics["setting"] == "K2"]
     assert ((k2["mean_cos"] > 0) & (k2["mean_cos"] < 1)).all()
-    # the inner lrs were selected by the pipeline from the spec's candidates
-    assert metrics["lr_adamw"].iloc[0] in (1e-3, 3e-3, 1e-2)
-    assert metrics["lr_muon"].iloc[0] in (0.01, 0.02, 0.05)
+    # the inner lrs were selected by the pipeline from the spec's candidates (extended by at
+    # most two steps beyond an edge)
+    assert 1e-3 / 9 * 0.999 <= metrics["lr_adamw"].iloc[0] <= 1e-2 * (10 / 3) ** 2 * 1.001
+    assert 0.01 / 4 * 0.999 <= metrics["lr_muon"].iloc[0] <= 0.05 * 2.5 ** 2 * 1.001
     assert (out["figures"] / "loss_vs_k.png").exists()
 
 

@@ -235,10 +235,10 @@ def test_run_metrics_by_hand():
 # --------------------------------------------------------------------------------------------
 # claims
 # --------------------------------------------------------------------------------------------
-def _metrics(values: dict) -> pd.DataFrame:
+def _metrics(values: dict, n_seeds: int = 5) -> pd.DataFrame:
     rows = []
     for m, cols in values.items():
-        for s in range(3):
+        for s in range(n_seeds):
             rows.append({"method": m, "setting": "medium", "seed": s,
                          **{k: v + 0.001 * s for k, v in cols.items()}})
     return pd.DataFrame(rows)
@@ -260,6 +260,34 @@ def test_claims_not_reproduced_on_data_built_to_fail():
     m = _metrics({"smac": bad_smac, "sac-bc": base, "cql": base, "calql": base, "iql": base})
     got = {c.id: c.verdict for c in claims.check({}, m, None)}
     assert set(got.values()) == {NOT_REPRODUCED}, got
+
+
+def _c4(m):
+    return next(c for c in claims.check({}, m, None) if c.id == "C4-lower-regret")
+
+
+def test_claim4_is_a_pooled_ratio_with_the_best_baseline_chosen_per_resample():
+    base = {"initial_drop": 0.0, "regret": 0.5, "monotonicity": 1.0, "valley_depth": 0.0}
+    # SMAC 0.44 against a best baseline of 0.5: ratio 0.88 (<= 0.9) on every seed
+    m = _metrics({"smac": {**base, "regret": 0.44}, "sac-bc": base, "cql": base,
+                  "calql": {**base, "regret": 0.6}, "iql": base})
+    assert _c4(m).verdict == REPRODUCED
+    assert _c4(m).parts["ratio"].measured == pytest.approx(0.88, abs=0.01)
+    # 0.47 / 0.5 = 0.94 > 0.9 on every seed
+    m = _metrics({"smac": {**base, "regret": 0.47}, "sac-bc": base, "cql": base,
+                  "calql": base, "iql": base})
+    assert _c4(m).verdict == NOT_REPRODUCED
+    # borderline and noisy: ratio near 0.9 with a wide bootstrap interval -> inconclusive
+    m = _metrics({"smac": {**base, "regret": 0.45}, "sac-bc": base, "cql": base,
+                  "calql": base, "iql": base})
+    m.loc[m["method"] == "smac", "regret"] = [0.30, 0.60, 0.45, 0.35, 0.55]
+    assert _c4(m).verdict == "inconclusive"
+    # a failed SMAC run is named and cannot help the claim
+    m = _metrics({"smac": {**base, "regret": 0.2}, "sac-bc": base, "cql": base,
+                  "calql": base, "iql": base})
+    m.loc[(m["method"] == "smac") & (m["seed"] == 3), "regret"] = np.nan
+    c4 = _c4(m)
+    assert c4.verdict == "inconclusive" and "smac seed 3" in c4.to_dict()["note"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,11 +8,12 @@ the seed) and sees the same batches (derived from setting and seed): worker k of
 B/K sequences per inner step from the k-th of K contiguous slices of the training text; a DP
 run draws its B sequences from the whole text, with the same stream as K = 1.
 
-prepare also runs the spec's inner-lr selection (DP at K = 1, seed 0, ``lrsel_steps`` steps):
-AdamW over ``lrsel_adamw``, then Muon over ``lrsel_muon`` (its AdamW share at the chosen AdamW
-lr); the chosen lrs are stored in data.npz and frozen for every method and K. This is the only
-stage besides train that imports torch (once, in the prepare job), so that every train job reads
-the same selected lrs.
+prepare also runs the spec's inner-lr selection (DP at K = 1, ``lrsel_steps`` steps, a selection
+seed of its own that no grid run uses): AdamW over ``lrsel_adamw``, then Muon over ``lrsel_muon``
+(its AdamW share at the chosen AdamW lr), each grid extended where the choice lands on its edge
+(at most twice, alike for both); the chosen lrs are stored in data.npz and frozen for every
+method and K. This is the only stage besides train that imports torch (once, in the prepare
+job), so that every train job reads the same selected lrs.
 """
 
 from __future__ import annotations
@@ -101,9 +102,37 @@ def hyper(cfg: dict, setting: str | None = None, **over) -> dict:
     return {**p, **over}
 
 
+LRSEL_MAX_EXTEND = 2  # PAPER-CHECKLIST: an edge choice extends the grid, at most twice
+
+
+def extend_at_edge(lrs: list[float], losses: list[float], run_one) -> tuple[list, list]:
+    """The grid rule of the checklist, alike for every optimizer: while the lowest loss sits
+    at an edge of the (sorted) grid, add one more lr beyond that edge with the grid's own
+    ratio there (at most ``LRSEL_MAX_EXTEND`` times). ``run_one(lr)`` -> final loss."""
+    lrs, losses = list(lrs), list(losses)
+    for _ in range(LRSEL_MAX_EXTEND):
+        order = np.argsort(lrs)
+        lo, hi = order[0], order[-1]
+        best = int(np.nanargmin(losses))
+        if len(lrs) < 2 or best not in (lo, hi):
+            break
+        if best == hi:
+            new = lrs[hi] * lrs[hi] / lrs[order[-2]]
+        else:
+            new = lrs[lo] * lrs[lo] / lrs[order[1]]
+        lrs.append(float(new))
+        losses.append(float(run_one(new)))
+    return lrs, losses
+
+
 def select_inner_lrs(cfg: dict, data: dict) -> dict[str, np.ndarray]:
-    """The spec's inner-lr selection: DP at K = 1, seed 0, lrsel_steps steps, lowest final
-    validation loss. AdamW first; Muon's AdamW share uses the chosen AdamW lr (INFERRED)."""
+    """The spec's inner-lr selection: DP at K = 1, ``lrsel_steps`` steps, lowest final
+    validation loss. AdamW first; Muon's AdamW share uses the chosen AdamW lr (INFERRED).
+
+    The selection run has its own initial model and batches (streams "lrsel"), which no run of
+    the grid uses, so no claim reads it; it is the same for every seed list and seed_offset.
+    A choice on a grid edge extends the grid (``extend_at_edge``), for both optimizers alike.
+    """
     import torch
 
     from icml26.seeding import torch_device
@@ -118,28 +147,31 @@ def select_inner_lrs(cfg: dict, data: dict) -> dict[str, np.ndarray]:
     template = make_model(config, 0).to(dev)
     ids = torch.as_tensor(data["train_ids"].astype(np.int64), device=dev)
     val = torch.as_tensor(data["val_windows"].astype(np.int64), device=dev)
-    init = initial_model(cfg, config, 0, dev)
+    init = {n: t.detach().clone().to(dev) for n, t in
+            make_model(config, derive_seed(cfg["paper"], "lrsel", "init")).named_parameters()}
     starts = worker_starts(len(ids), 1, B, steps, T,
                            np.random.default_rng(derive_seed(cfg["paper"], "lrsel", 0, "batches")))
     # DP: no outer step, no pseudogradient; evaluate only at the end
     hp = hyper(cfg, steps=steps, H=steps, measure_every=10**9, eval_every=1)
 
-    def sweep(kind: str, lrs: list[float], fixed: dict) -> np.ndarray:
+    def sweep(kind: str, lrs: list[float], fixed: dict) -> list[float]:
         plans = [Plan(f"{kind}-{i}", f"{kind}-{i}", kind, False, 1, init, starts,
                       lrs={**fixed, f"lr_{kind}": float(lr)}) for i, lr in enumerate(lrs)]
         train_plans(template, plans, ids, val, {**hp, **fixed})
         by_key = {pl.key: pl.curves[-1][2] for pl in plans}
-        return np.array([by_key[f"{kind}-{i}"] for i in range(len(lrs))])
+        return [float(by_key[f"{kind}-{i}"]) for i in range(len(lrs))]
 
-    adam_lrs = [float(x) for x in p["lrsel_adamw"]]
-    adam_loss = sweep("adamw", adam_lrs, {})
-    lr_adamw = adam_lrs[int(np.nanargmin(adam_loss))]
-    muon_lrs = [float(x) for x in p["lrsel_muon"]]
-    muon_loss = sweep("muon", muon_lrs, {"lr_adamw": lr_adamw})
-    lr_muon = muon_lrs[int(np.nanargmin(muon_loss))]
-    return {"lrsel_adamw_lrs": np.array(adam_lrs), "lrsel_adamw_loss": adam_loss,
-            "lrsel_muon_lrs": np.array(muon_lrs), "lrsel_muon_loss": muon_loss,
-            "lr_adamw": np.array(lr_adamw), "lr_muon": np.array(lr_muon)}
+    out = {}
+    fixed: dict = {}
+    for kind, key in (("adamw", "lrsel_adamw"), ("muon", "lrsel_muon")):
+        grid = [float(x) for x in p[key]]
+        lrs, loss = extend_at_edge(grid, sweep(kind, grid, fixed),
+                                   lambda lr, kind=kind, fixed=fixed: sweep(kind, [lr], fixed)[0])
+        chosen = lrs[int(np.nanargmin(loss))]
+        out.update({f"lrsel_{kind}_lrs": np.array(lrs), f"lrsel_{kind}_loss": np.array(loss),
+                    f"lr_{kind}": np.array(chosen)})
+        fixed = {"lr_adamw": chosen}
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

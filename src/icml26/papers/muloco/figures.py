@@ -131,7 +131,7 @@ def tables(cfg, metrics, curves) -> dict:
     for metric, value in zip(sel["metric"], sel["value"], strict=True):
         name, lr = metric[len("lrsel_loss_"):].split("_")
         lr_rows.append({"optimizer": name, "lr": float(lr),
-                        "val loss (DP, K=1, seed 0)": float(value),
+                        "val loss (DP, K=1, selection seed)": float(value),
                         "chosen": "yes" if chosen and float(lr) == chosen[name] else ""})
     return {"Loss, gap to own DP baseline and pseudogradient cosine per (method, K)": main,
             "Inner-lr selection (frozen for every method and K)": pd.DataFrame(lr_rows)}
