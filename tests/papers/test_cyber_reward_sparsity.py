@@ -2,12 +2,14 @@
 steps, the ground-truth score, the reference policies, the claim checkers on data built to fail,
 sharding independence and the pipeline end to end."""
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from icml26 import grid, pipeline
-from icml26.claims import NOT_REPRODUCED, REPRODUCED
+from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.papers.cyber_reward_sparsity import claims, experiment
 from icml26.papers.cyber_reward_sparsity import minititan as mt
 
@@ -141,17 +143,20 @@ def test_cvar_is_mean_of_worst_tenth():
     assert experiment.cvar([3.0, 1.0, 2.0]) == 1.0
 
 
-def _metrics(good: bool):
-    """Synthetic metrics where SP is clearly better (good) or clearly worse than every other."""
+def _metrics(good: bool, n_seeds: int = 10):
+    """Synthetic metrics where SP is clearly better (good) or clearly worse than every other:
+    SP's GT is tight across seeds and the others' spread wide when good; when bad, SP's GT is
+    spread and the others' GT the same in every seed."""
+    rng = np.random.default_rng(0)
     rows = []
     for setting in ("ppo-n6", "ppo-n12", "dqn-n6"):
-        for seed in range(4):
+        for seed in range(n_seeds):
             for m in ("SP", "SPN", "DS", "DYT", "random", "do-nothing", "greedy"):
                 if m == "SP":
-                    gt = (0.9 if good else 0.2) + (0.01 if good else 0.1) * seed
+                    gt = (0.9 if good else 0.2) + (0.002 if good else 0.2) * rng.random()
                     cost = 0.1 if good else 0.9
                 else:
-                    gt = (0.3 if good else 0.9) + (0.05 if good else 0.005) * seed
+                    gt = 0.3 + 0.2 * rng.random() if good else 0.9
                     cost = 0.5
                 if m == "greedy":
                     gt = 0.95 if good else 0.5
@@ -173,6 +178,36 @@ def test_claims_fail_on_data_built_to_fail_and_pass_otherwise():
         assert c.verdict == REPRODUCED, c.id
 
 
+def test_iqr_claim_is_a_seed_bootstrap_and_needs_three_seeds():
+    cfg = pipeline.resolve("cyber-reward-sparsity", "default")
+    c3 = {c.id: c for c in claims.check(cfg, _metrics(True), pd.DataFrame())}["3-reliability"]
+    part = c3.parts["value"]
+    assert part.n == 10 and part.lo <= part.measured <= part.hi < 0
+    # the point estimate is the mean over sizes of IQR(SP) - IQR(DYT) over all seeds
+    m = _metrics(True)
+    want = np.mean([claims.iqr(m[(m.setting == s) & (m.method == "SP")]["gt"])
+                    - claims.iqr(m[(m.setting == s) & (m.method == "DYT")]["gt"])
+                    for s in ("ppo-n6", "ppo-n12")])
+    assert part.measured == pytest.approx(want)
+    # two seeds cannot be resampled: inconclusive, not a decisive verdict from two numbers
+    two = {c.id: c for c in claims.check(cfg, _metrics(True, 2), pd.DataFrame())}
+    assert two["3-reliability"].verdict == INCONCLUSIVE
+    # at 5 seeds a resample that draws one seed 4 or 5 times (3.4% of resamples) has zero
+    # IQR for every method, so the upper bound of IQR(SP) - IQR(DYT) cannot fall below 0
+    five = {c.id: c for c in claims.check(cfg, _metrics(True, 5), pd.DataFrame())}
+    assert five["3-reliability"].parts["value"].hi == 0.0
+    assert five["3-reliability"].verdict == INCONCLUSIVE
+
+
+def test_failed_run_is_named_and_cannot_pass():
+    cfg = pipeline.resolve("cyber-reward-sparsity", "default")
+    m = _metrics(True)
+    m.loc[(m.setting == "ppo-n6") & (m.method == "SP") & (m.seed == 3), "gt"] = np.nan
+    c1 = {c.id: c for c in claims.check(cfg, m, pd.DataFrame())}["1-sparse-beats-dyt"]
+    assert c1.verdict == INCONCLUSIVE
+    assert "seeds 3" in c1.to_dict()["note"]
+
+
 def test_runs_do_not_depend_on_sharding():
     cfg = pipeline.resolve("cyber-reward-sparsity", "smoke")
     cfg["params"] = {**cfg["params"], "ppo_steps": 1024, "eval_every": 1024,
@@ -187,5 +222,40 @@ def test_runs_do_not_depend_on_sharding():
 
 
 def test_smoke_pipeline_end_to_end(tmp_path):
-    out = pipeline.run_inprocess(pipeline.resolve("cyber-reward-sparsity", "smoke"), tmp_path)
-    assert out is not None
+    """Smoke: every method evaluated on the same 100 episodes, reference policies behave as
+    their definitions say, learning curves at the configured steps, and one seed decides no
+    claim (every claim inconclusive, none decided from a single seed)."""
+    cfg = pipeline.resolve("cyber-reward-sparsity", "smoke")
+    out = pipeline.run_inprocess(cfg, tmp_path)
+    m = pd.read_csv(out["metrics"]).set_index("method")
+    assert set(m.index) == {"SP", "DYT", "random", "do-nothing", "greedy"}
+    assert m["gt"].between(0, 1).all() and m["costly_rate"].between(0, 1).all()
+    # do-nothing never acts; random acts costly in 2N of its 2N + 1 actions (N = 6)
+    assert m.loc["do-nothing", "costly_rate"] == 0
+    assert abs(m.loc["random", "costly_rate"] - 12 / 13) < 0.03
+    # the scripted heuristic defends far better than doing nothing or acting at random
+    assert m.loc["greedy", "gt"] > max(m.loc["random", "gt"], m.loc["do-nothing", "gt"]) + 0.2
+    # wasted restores are a subset of restores, restores of all costly actions
+    assert (m["wasted_restore_rate"] <= m["restore_rate"] + 1e-12).all()
+    assert (m["restore_rate"] <= m["costly_rate"] + 1e-12).all()
+    curves = pd.read_csv(tmp_path / "cyber-reward-sparsity" / "train" / "ppo-n6.csv")
+    assert sorted(curves["step"].unique()) == [2048, 4096]
+    assert set(curves["method"]) == {"SP", "DYT"}
+    verdicts = {c["id"]: c["verdict"] for c in json.loads(out["claims"].read_text())["claims"]}
+    assert len(verdicts) == 7 and set(verdicts.values()) == {INCONCLUSIVE}
+    assert (out["figures"] / "gt_by_reward.png").exists()
+
+
+def test_iqr_collapse_share_by_enumeration():
+    """Every draw of n seeds with replacement (n = 4, 5, 6): the share whose IQR is 0 for any
+    distinct values equals the formula."""
+    import itertools
+
+    rng = np.random.default_rng(1)
+    for n in (4, 5, 6):
+        vals = [rng.permutation(n) for _ in range(6)]  # several value orderings
+        hits = 0
+        for idx in itertools.product(range(n), repeat=n):
+            idx = np.array(idx)
+            hits += all(claims.iqr(v[idx]) == 0 for v in vals)
+        assert hits / n ** n == pytest.approx(claims.iqr_collapse_share(n), abs=1e-12), n

@@ -4,9 +4,10 @@ Statistics (fixed before any result was seen, following docs/claims.md):
 - "A >= B + c (mean over seeds)" is checked as the 95% t-interval over seeds of the PAIRED
   per-seed difference A - B against c: every method of a (setting, seed) sees the same start
   cells and goals, so the pairing is real, and the inequality of means is the spec's wording.
-- "best of {SPARSE, GOALSIM}" / "best baseline" is the baseline with the higher mean over seeds
-  of the same metric in that setting (baselines = SPARSE and GOALSIM; the ablations are not
-  baselines).
+- "best of {SPARSE, GOALSIM}" / "best baseline": LaGEA's mean is >= the higher of the two
+  baseline means + c exactly when it is >= each of them + c, so each baseline is one part
+  (paired difference against c); no baseline is picked by the claim's own metric (baselines =
+  SPARSE and GOALSIM; the ablations are not baselines).
 - Claim 4 "mean last <= 0.6 x mean first" is the paired per-seed difference last - 0.6 first
   against 0.
 - Claim 5 is soft (reported, not gating): category "sanity", so it does not count among the
@@ -23,7 +24,6 @@ from icml26.stats import t975
 PROPOSED, NOKEY, CONST = "LAGEA", "LAGEA-NOKEY", "LAGEA-CONST"
 BASELINES = ("SPARSE", "GOALSIM")
 CLAIM_SETTINGS = ("fixed", "random")
-GAIN_CLAIMS = ("headline-final-success", "faster-convergence-auc")
 
 
 def per_seed(metrics, method, setting, metric):
@@ -32,7 +32,8 @@ def per_seed(metrics, method, setting, metric):
 
 
 def best_baseline(metrics, setting, metric, methods=BASELINES):
-    """The baseline with the highest mean over seeds of ``metric`` (None if none ran)."""
+    """The baseline with the highest mean over seeds of ``metric`` (None if none ran); for the
+    results table only, the claims check every baseline."""
     means = {m: per_seed(metrics, m, setting, metric).mean() for m in methods
              if len(per_seed(metrics, m, setting, metric))}
     return max(means, key=means.get) if means else None
@@ -51,16 +52,16 @@ def _settings(cfg, names=CLAIM_SETTINGS):
 
 def _gain_claim(cfg, metrics, cid, statement, metric, seeds):
     claim = Claim(cid, statement,
-                  f"{PROPOSED} - best of {{SPARSE, GOALSIM}} {metric} >= 0.15 "
+                  f"{PROPOSED} - each of SPARSE, GOALSIM {metric} >= 0.15 "
                   "(95% CI of the paired per-seed difference)", 0.15, n_seeds=seeds)
     notes = []
     for s in _settings(cfg):
-        best = best_baseline(metrics, s, metric)
-        if best is None or PROPOSED not in cfg["methods"]:
+        if PROPOSED not in cfg["methods"]:
             continue
-        x, y = paired(metrics, PROPOSED, best, s, metric)
-        claim.add(s, check_mean(x - y, ">=", 0.15))
-        notes.append(f"{s}: {PROPOSED} {x.mean():.3f} vs best baseline {best} {y.mean():.3f}")
+        for base in (m for m in BASELINES if m in cfg["methods"]):
+            x, y = paired(metrics, PROPOSED, base, s, metric)
+            claim.add(f"{s}: vs {base}", check_mean(x - y, ">=", 0.15))
+            notes.append(f"{s}: {PROPOSED} {x.mean():.3f} vs {base} {y.mean():.3f}")
     claim.note = "; ".join(notes)
     return claim
 
@@ -113,14 +114,22 @@ def check(cfg, metrics, curves) -> list[Claim]:
         notes.append(f"{s}: CONST {x.mean():.3f} vs LAGEA {y.mean():.3f}")
     c5.note = "Soft claim, reported only (category sanity). " + "; ".join(notes)
     claims.append(c5)
+    acc = metrics[metrics["method"].isin([PROPOSED, NOKEY, CONST])] \
+        if "reflector_type_acc" in metrics else None
+    if acc is not None and len(acc):
+        claims[0].note += (f". Reflector (LaGEA runs): measured error-type accuracy "
+                           f"{acc['reflector_type_acc'].mean():.3f}, rejected records "
+                           f"{int(acc['rejected_reflections'].sum())}")
     for claim in claims:
         if claim.verdict == INCONCLUSIVE and claim.parts:
+            straddle = [k for k, p in claim.parts.items() if p.verdict == INCONCLUSIVE]
             claim.note += (f". Inconclusive: at {seeds} seeds (t quantile "
-                           f"{t975(seeds - 1):.2f}) the 95% interval of at least one part "
-                           "straddles the threshold (no part lies wholly on the wrong side)")
-            if claim.id in GAIN_CLAIMS:
-                claim.note += ("; the baselines' success varies strongly from seed to seed "
-                               "(which tasks plain Q-learning happens to solve)")
+                           f"{t975(seeds - 1):.2f}) the 95% interval of "
+                           f"{', '.join(straddle)} straddles the threshold; half-widths "
+                           + ", ".join(f"{k} {(p.hi - p.lo) / 2:.3f}" for k, p in
+                                       claim.parts.items() if k in straddle))
+        claim.note = claim.note.strip().lstrip(". ")
+        if claim.note and not claim.note.endswith("."):
             claim.note += "."
     return claims
 
