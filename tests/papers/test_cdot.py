@@ -228,6 +228,47 @@ def test_claims_reproduce_on_data_built_to_pass():
 
 
 # --------------------------------------------------------------------------------------------
+# the matching alpha: the same rule for FGW and CDOT, each by its own validation accuracy
+# --------------------------------------------------------------------------------------------
+def test_alpha_grid_extends_only_beyond_an_upper_edge_choice():
+    g = [0.5, 0.9, 0.99]
+    assert experiment._edge_extension(g, 2) == pytest.approx(0.999)
+    assert experiment._edge_extension(g, 1) is None  # inside the grid
+    assert experiment._edge_extension(g, 0) is None  # 1 - alpha would leave (0, 1)
+
+
+def test_each_method_picks_alpha_by_its_own_validation_accuracy(monkeypatch):
+    """A fake solver whose accuracy falls with alpha for FGW and rises for CDOT: FGW keeps the
+    grid's lowest alpha, CDOT walks off the upper edge twice (0.999, 0.9999) and stops."""
+    n = 20
+    rng = np.random.default_rng(0)
+    inst = {"x": rng.normal(size=(n, 2)), "y": rng.normal(size=(n, 2)),
+            "f": rng.normal(size=(n, 2)), "g": rng.normal(size=(n, 2)), "truth": np.arange(n)}
+    monkeypatch.setattr(experiment.D, "matching_instance", lambda *a, **k: dict(inst))
+    solved = []
+
+    def fake_solve(method, alpha, pb, **kw):
+        solved.append((method, alpha))
+        nines = -np.log10(1 - alpha)  # 0.3, 1, 2, 3, 4 for 0.5 ... 0.9999
+        good = 0.9 - 0.1 * nines if method == "FGW" else 0.5 + 0.1 * nines  # correct fraction
+        k = int(round(good * n))
+        perm = np.arange(n)
+        perm[k:] = np.roll(perm[k:], 1)  # the points past k are matched wrongly
+        pi = np.zeros((n, n))
+        pi[np.arange(n), perm] = 1.0 / n
+        return T.Solution(pi, 0.0, 0.0, 1, np.zeros(0))
+
+    monkeypatch.setattr(experiment.T, "solve", fake_solve)
+    cfg = pipeline.resolve("cdot", "default")
+    a_fgw, grid_fgw, _ = experiment._select_matching_alpha(cfg, "FGW")
+    a_cdot, grid_cdot, acc = experiment._select_matching_alpha(cfg, "CDOT")
+    assert a_fgw == 0.5 and grid_fgw == [0.5, 0.9, 0.99]
+    assert grid_cdot == pytest.approx([0.5, 0.9, 0.99, 0.999, 0.9999])
+    assert a_cdot == pytest.approx(0.9999) and acc.argmax() == len(acc) - 1
+    assert {m for m, _ in solved} == {"FGW", "CDOT"}  # each scored by its own solutions
+
+
+# --------------------------------------------------------------------------------------------
 # stages and the pipeline
 # --------------------------------------------------------------------------------------------
 def test_instances_are_shared_and_results_do_not_depend_on_sharding():

@@ -87,7 +87,7 @@ def test_jd_gevd_is_exact_on_two_domains_with_identity_sigma():
     assert amari_distance(np.linalg.inv(baselines.jd_gevd(C)), truth.A) > 1e-3
 
 
-def test_generator_and_fastica_shapes():
+def test_generator_matches_its_population_covariances():
     rng = np.random.default_rng(0)
     S = model.equicorrelation(6, 0.4, rng)
     off = np.abs(S[~np.eye(6, dtype=bool)])
@@ -95,15 +95,40 @@ def test_generator_and_fastica_shapes():
     truth = model.draw_truth(3, 2, 0.4, rng)
     s, x = model.sample(truth, 20000, 0.0, rng)
     assert np.allclose(model.covariances(x), model.population_covariances(truth), atol=0.15)
-    W = baselines.fastica_unmixing(x, 0, max_iter=50, n_fit=500)
-    assert W.shape == (3, 3) and np.all(np.isfinite(W))
+
+
+def _ica_unmixing_of_raw(x, seed=0, max_iter=500):
+    """The raw-data unmixing of domain 0, as experiment.fit_method builds it."""
+    W = baselines.fastica_unmixing(x, seed, max_iter=max_iter)
+    return W / x[0].std(axis=0)[None, :]
+
+
+def test_fastica_recovers_a_known_mixing_of_non_gaussian_sources():
+    """Independent uniform sources, known A: FastICA's unmixing times A is a scaled
+    permutation (up to sign), i.e. Amari distance ~ 0; on Gaussian sources it is not (the
+    premise of claim 4)."""
+    rng = np.random.default_rng(5)
+    A = np.array([[1.0, 0.6, -0.3], [0.2, 1.0, 0.5], [-0.4, 0.3, 1.0]])
+    s = rng.uniform(-np.sqrt(3), np.sqrt(3), size=(1, 5000, 3))
+    x = s @ A.T
+    W = _ica_unmixing_of_raw(x)
+    assert amari_distance(W, A) < 0.05
+    P = np.abs(W @ A)
+    P /= P.max(axis=1, keepdims=True)
+    assert np.allclose(np.sort(P, axis=1)[:, :2], 0, atol=0.1)  # one dominant entry per row
+    assert mcc(s[0], (x[0] - x[0].mean(axis=0)) @ W.T) > 0.99
+    # Gaussian sources: any rotation of the whitened data is as independent, so the recovered
+    # unmixing is arbitrary; averaged over draws it is far from A's
+    gauss = [amari_distance(_ica_unmixing_of_raw(rng.standard_normal((1, 5000, 3)) @ A.T), A)
+             for _ in range(4)]
+    assert np.mean(gauss) > 0.15
 
 
 def _metrics(good: bool):
     rows = []
     for rho in (0.0, 0.4, 0.7):
         for E in (3, 5, 10):
-            for seed in range(4):
+            for seed in range(5):
                 w = 0.002 * seed
                 strong = E == 10
                 mudo = (0.98 if (strong or not good) else 0.85) + w
@@ -129,6 +154,18 @@ def test_claim_checkers(good):
     assert {c.id: c.verdict for c in result} == {c.id: want for c in result}
     for c in result:
         c.to_dict()
+
+
+@pytest.mark.parametrize("wins, verdict", [(4, REPRODUCED), (3, NOT_REPRODUCED)])
+def test_amari_wins_are_a_fraction_of_seeds(wins, verdict):
+    """ "Amari lower in >= 3 of 4 seeds" is a fraction >= 0.75: 4 of 5 passes, 3 of 5 not."""
+    cfg = pipeline.resolve("mudo-com", "default")
+    m = _metrics(True)
+    lose = (m["method"] == "mudo-com") & (m["seed"] >= wins)
+    m.loc[lose, "amari"] = 0.5  # above JD-LS's 0.2 in the seeds past `wins`
+    c1 = claims.check(cfg, m, pd.DataFrame())[0]
+    assert c1.verdict == verdict
+    assert c1.parts["rho0.4: fraction of seeds amari lower"].measured == pytest.approx(wins / 5)
 
 
 @pytest.mark.parametrize("scale", ["smoke", "default", "full"])

@@ -1,10 +1,11 @@
 """The four claims of the spec, with its thresholds, plus the step-size oracle they share.
 
 Step sizes are oracle-tuned on the grid, separately per (method, chain, feature set), by the
-spec's rule "best final error": the lowest mean-over-seeds final E_c for everything measured in
-E_c or derived from the E_c-tuned run (claims 1, 3 and 4, all figures, the table), and the
-lowest final E_theta for the E_theta claim 2 (its own final error). The notes also give T_eps
-with the step size that reaches epsilon first (the sample-complexity reading of claim 4).
+spec's rule "best final error", read as the lowest mean-over-seeds final E_c, for every claim
+(claims 1-4), all figures and the table: one rule fixed before the run, never the claim's own
+metric. Claim 2's note also gives, computed from the data, its verdict at the step size with the
+lowest final E_theta (the other reading of "best final error"), and claim 4's note T_eps with
+the step size that reaches epsilon first (the sample-complexity reading); neither decides.
 
 "X <= c * Y (mean over seeds)" is checked as the 95% interval over seeds of the paired
 difference X - c*Y against 0 (methods share sample paths and theta_0 per seed), which is the
@@ -17,7 +18,7 @@ import math
 
 import numpy as np
 
-from icml26.claims import Claim, check_mean, check_value, combine
+from icml26.claims import INCONCLUSIVE, Check, Claim, check_mean, check_pooled, combine
 from icml26.stats import loglog_slope
 
 from .experiment import metric_name
@@ -117,6 +118,85 @@ def _paired_part(claim, label, x, y, factor) -> str:
             f"(ratio of means {_fmt(x.mean() / y.mean())})")
 
 
+def seed_curves(cfg, metrics, curves, method, chains, feature_set) -> dict:
+    """Per-seed final E_c and E_c curves of one method, per (chain, step size), as arrays.
+
+    Seeds are the units of claim 4's bootstrap: ``final[s][a]`` has one value per seed,
+    ``curve[s][a]`` one row per seed (columns: the checkpoints ``steps``).
+    """
+    seeds = sorted(set(metrics.loc[metrics["method"] == method, "seed"]))
+    part = curves[(curves["method"] == method) & curves["setting"].isin(chains)]
+    out = {"seeds": seeds, "final": {}, "curve": {}, "steps": None}
+    for s in chains:
+        out["final"][s], out["curve"][s] = {}, {}
+        for a in step_sizes(cfg):
+            name = metric_name("Ec", feature_set, a)
+            out["final"][s][a] = per_seed(cfg, metrics, method, s, "Ec", feature_set, a) \
+                .reindex(seeds).to_numpy(float)
+            tab = part[(part["setting"] == s) & (part["metric"] == name)].pivot(
+                index="seed", columns="step", values="value").reindex(seeds)
+            out["curve"][s][a] = tab.to_numpy(float)
+            out["steps"] = tab.columns.to_numpy(float)
+    return out
+
+
+def slope_stat(cfg, ks, units, fastest=False, censored=None):
+    """stat(idx): slope of log T_eps vs log kappa from the mean curves of the seeds idx.
+
+    The step size per chain is re-chosen on the resampled seeds: lowest mean final E_c (the
+    spec's rule), or with ``fastest`` the one reaching epsilon first (report only). A chain
+    whose mean curve never reaches epsilon is censored: its T_eps enters at the last checkpoint
+    (the true one is larger) and the chain is added to the set ``censored``.
+    """
+    eps = float(cfg["params"]["epsilon"])
+    steps = units["steps"]
+    censored = set() if censored is None else censored
+
+    def first_hit(mean_curve):
+        hit = np.flatnonzero(mean_curve <= eps)
+        return float(steps[hit[0]]) if hit.size else math.nan
+
+    def stat(idx):
+        ts = []
+        for s in units["final"]:
+            grid = list(units["final"][s])
+            if fastest:
+                hits = [first_hit(units["curve"][s][a][idx].mean(axis=0)) for a in grid]
+                hits = [h for h in hits if np.isfinite(h)]
+                t = min(hits) if hits else math.nan
+            else:
+                scores = [units["final"][s][a][idx].mean() for a in grid]
+                scores = [x if np.isfinite(x) else math.inf for x in scores]
+                a = grid[int(np.argmin(scores))]
+                t = first_hit(units["curve"][s][a][idx].mean(axis=0))
+            if not np.isfinite(t):
+                censored.add(s)
+                t = float(steps[-1])
+            ts.append(t)
+        return loglog_slope(ks, ts)
+
+    return stat
+
+
+def check_slope(cfg, ks, units, op, threshold):
+    """check_pooled of the slope; censored T_eps (epsilon never reached, in the point estimate
+    or in any resample) make it conservative: a chain above the mean log kappa censored
+    above raises the slope (+1), one below lowers it (-1); both at once: inconclusive."""
+    cens: set = set()
+    stat = slope_stat(cfg, ks, units, censored=cens)
+    n = len(units["seeds"])
+    out = check_pooled(stat, n, op, threshold)
+    if not cens:
+        return out
+    mean_lk = float(np.mean(np.log(ks)))
+    chains = list(units["final"])
+    signs = {1 if math.log(ks[chains.index(s)]) > mean_lk else -1 for s in cens}
+    if len(signs) > 1:
+        return Check(INCONCLUSIVE, out.measured, out.lo, out.hi, out.n,
+                     why="censored T_eps on both sides of the mean kappa could overturn it")
+    return check_pooled(stat, n, op, threshold, censored=True, censor_sign=signs.pop())
+
+
 def check(cfg, metrics, curves) -> list[Claim]:
     seeds = int(metrics["seed"].nunique())
     settings = list(cfg["settings"])
@@ -154,28 +234,27 @@ def check(cfg, metrics, curves) -> list[Claim]:
     for s in settings if PROPOSED in cfg["methods"] else []:
         n, p = chain(cfg, s)
         for F in feats:
-            a = best_step(cfg, metrics, PROPOSED, s, F, "Etheta")
-            end = per_seed(cfg, metrics, PROPOSED, s, "Etheta", F, a).to_numpy(float)
-            early = per_seed(cfg, metrics, PROPOSED, s, "Etheta16", F, a).to_numpy(float)
-            a_c = best_step(cfg, metrics, PROPOSED, s, F, "Ec")
-            end_c = per_seed(cfg, metrics, PROPOSED, s, "Etheta", F, a_c).to_numpy(float)
-            early_c = per_seed(cfg, metrics, PROPOSED, s, "Etheta16", F, a_c).to_numpy(float)
-            alt_c = combine([check_mean(end_c, "<=", 0.30).verdict,
-                             check_mean(end_c - 0.5 * early_c, "<=", 0.0).verdict])
+            a = best_step(cfg, metrics, PROPOSED, s, F, "Ec")
+            end = per_seed(cfg, metrics, PROPOSED, s, "Etheta", F, a)
+            early = per_seed(cfg, metrics, PROPOSED, s, "Etheta16", F, a)
+            a_th = best_step(cfg, metrics, PROPOSED, s, F, "Etheta")
+            end_th = per_seed(cfg, metrics, PROPOSED, s, "Etheta", F, a_th).to_numpy(float)
+            early_th = per_seed(cfg, metrics, PROPOSED, s, "Etheta16", F, a_th).to_numpy(float)
+            alt = combine([check_mean(end_th, "<=", 0.30).verdict,
+                           check_mean(end_th - 0.5 * early_th, "<=", 0.0).verdict])
             summary = (f"{s}/{F}: a={a:g}, E_theta(T)={_fmt(end.mean())}, "
                        f"E_theta(T/16)={_fmt(early.mean())} "
-                       f"[at the E_c-best a={a_c:g}: {_fmt(end_c.mean())}, ratio "
-                       f"{_fmt(np.mean(end_c / early_c))}, {alt_c}]")
+                       f"[at the E_theta-best a={a_th:g}: {_fmt(end_th.mean())}, ratio "
+                       f"{_fmt(np.mean(end_th / early_th))}, {alt}]")
             if p not in FAST_CHAINS or n != 10:
                 notes.append(summary + " (report only)")
                 continue
             c2.add(f"{s}/{F}/E_theta(T)", check_mean(end, "<=", 0.30))
             c2.add(f"{s}/{F}/E_theta(T)-0.5E_theta(T/16)", check_mean(end - 0.5 * early, "<=", 0.0))
             notes.append(summary)
-    c2.note = ("Step size: lowest mean final E_theta. With F2/F3 the final E_c is dominated by "
-               "approximation error (~0.95 for every method and a), so the E_c-best a (shown in "
-               "brackets) is mostly the largest one, whose constant-step bias floor stops the "
-               "decrease. " + "; ".join(notes))
+    c2.note = ("Step size: lowest mean final E_c (the spec's rule, as for every claim). In "
+               "brackets, report only: the step size with the lowest final E_theta (the claim's "
+               "own metric) and the claim's verdict there. " + "; ".join(notes))
     claims.append(c2)
 
     # 3. no loss of accuracy against classic average-reward TD
@@ -198,27 +277,29 @@ def check(cfg, metrics, curves) -> list[Claim]:
         "kappa-scaling",
         "The fitted slope of log T_eps vs log kappa over the three default chains for 2T-TD (F1) "
         "lies in [0.5, 2.5] (at most quadratic growth; quartic would give ~4).",
-        "0.5 <= slope <= 2.5 (one slope from the mean-over-seeds curves)",
+        "0.5 <= slope <= 2.5 (slope from the mean-over-seeds curves; 95% bootstrap interval "
+        "resampling seeds)",
         [0.5, 2.5], n_seeds=seeds)
     chains = [s for s in settings if chain(cfg, s)[0] == 10 and chain(cfg, s)[1] in DEFAULT_CHAINS]
-    slope = slope_fastest = math.nan
-    details = []
+    details, slope_fastest = [], math.nan
     if PROPOSED in cfg["methods"] and "F1" in feats and len(chains) >= 2:
         ks = [kappa(metrics, s) for s in chains]
+        units = seed_curves(cfg, metrics, curves, PROPOSED, chains, "F1")
+        n_units = len(units["seeds"])
+        c4.add("slope>=0.5", check_slope(cfg, ks, units, ">=", 0.5))
+        c4.add("slope<=2.5", check_slope(cfg, ks, units, "<=", 2.5))
+        slope_fastest = slope_stat(cfg, ks, units, fastest=True)(np.arange(n_units))
         ts = [best_t_eps(cfg, stats, PROPOSED, s, "F1") for s in chains]
         lit = [literal_t_eps(cfg, stats, metrics, PROPOSED, s, "F1") for s in chains]
-        if all(np.isfinite(lit)):
-            slope = loglog_slope(ks, lit)
-        if all(np.isfinite(t) for t, _ in ts):
-            slope_fastest = loglog_slope(ks, [t for t, _ in ts])
         details = [f"{s}: kappa={k:.1f}, T_eps={_fmt(t)} (fastest a={a:g}: {_fmt(tf)})"
                    for s, k, t, (tf, a) in zip(chains, ks, lit, ts, strict=True)]
-    c4.add("slope>=0.5", check_value(slope, ">=", 0.5))
-    c4.add("slope<=2.5", check_value(slope, "<=", 2.5))
     c4.note = ("T_eps uses, per chain, the step size with the lowest final E_c (the spec's "
-               "oracle rule); T_eps is only resolved to a factor sqrt(2) (checkpoint spacing). "
+               "oracle rule, re-chosen in every bootstrap resample of the seeds); T_eps is only "
+               "resolved to a factor sqrt(2) (checkpoint spacing); a chain whose mean curve never "
+               "reaches epsilon by T (in the data or in a resample) enters at T, censored, and "
+               "the verdict keeps only what the unknown true T_eps cannot overturn. "
                + "; ".join(details)
                + f". With the step size that reaches epsilon first, the slope is "
-               f"{_fmt(slope_fastest)}.")
+               f"{_fmt(slope_fastest)} (report only).")
     claims.append(c4)
     return claims

@@ -3,8 +3,8 @@
 Statistics (fixed before looking at results):
 1. per rho in {0.4, 0.7} at E = 10: "mean MCC >= 0.93" -> check_mean on per-seed MCC;
    "exceeds JD-LS by >= 0.10" -> check_mean on the paired per-seed difference;
-   "Amari lower in >= 3 of 4 seeds" -> check_value on the count of seeds where
-   Amari(MuDo-CoM) < Amari(JD-LS) (threshold 3 of the 4 default seeds).
+   "Amari lower in >= 3 of 4 seeds" -> check_fraction: the fraction of seeds where
+   Amari(MuDo-CoM) < Amari(JD-LS) must be >= 0.75 (3 of 4), the same at every seed count.
 2. rho = 0, E = 10: MCC of each method >= 0.95 (check_mean); "within 0.03" -> the paired
    difference MCC(JD-LS) - MCC(MuDo-CoM) has its interval inside [-0.03, 0.03] (two parts).
 3. rho = 0.4: MCC(E = 10) - MCC(E = 3) of MuDo-CoM per seed index >= 0.05 (check_mean).
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.claims import Claim, check_every, check_mean, check_value
+from icml26.claims import Claim, check_every, check_fraction, check_mean
 
 MUDO, JD, ICA, ORACLE = "mudo-com", "jd-ls", "fastica", "oracle"
 
@@ -45,9 +45,9 @@ def per_seed(metrics, method: str, setting: str | None, col: str):
 
 
 def paired(a, b):
-    """a - b on the seeds both have."""
+    """a - b on the seeds both have (a Series by seed, so failed seeds are named)."""
     seeds = a.index.intersection(b.index)
-    return (a.loc[seeds] - b.loc[seeds]).to_numpy()
+    return a.loc[seeds] - b.loc[seeds]
 
 
 def seed_note(metrics, setting: str | None, why: str = "") -> str:
@@ -68,6 +68,24 @@ LOCAL_MINIMA = ("A seed with a fit loss far above the others ended in a local mi
                 "non-convex fit (more restarts help; see FIDELITY).")
 
 
+def fit_loss_note(metrics, few: str | None, many: str | None) -> str:
+    """What the fit losses say about MuDo-CoM's low MCC at few domains, from the data: a fit
+    loss at `few` below the smallest one at `many` means the fit matched the covariances (the
+    model is nearly unidentified there), not that the optimiser stopped early."""
+    if "fit_loss" not in metrics.columns or few is None or many is None:
+        return ""
+    lf = per_seed(metrics, MUDO, few, "fit_loss").to_numpy()
+    lm = per_seed(metrics, MUDO, many, "fit_loss").to_numpy()
+    if not lf.size or not lm.size:
+        return ""
+    below = int(np.sum(lf < np.nanmin(lm)))
+    return (f"Fit loss of MuDo-CoM at {few}: largest {np.nanmax(lf):.2g} over seeds, against "
+            f"{np.nanmin(lm):.2g} to {np.nanmax(lm):.2g} at {many}; {below} of {lf.size} seeds "
+            f"fit the {few} covariances more closely than any seed at {many} (a close fit with "
+            "a low MCC means the model is nearly unidentified there, not badly optimised). "
+            "Restarts are equal at every E.")
+
+
 def check(cfg: dict, metrics, curves) -> list[Claim]:
     claims = []
     n_seeds = int(metrics["seed"].nunique()) if len(metrics) else 0
@@ -75,16 +93,17 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
     c1 = Claim("C1-headline-dependent",
                "At E = 10 and rho in {0.4, 0.7}, mean MCC of MuDo-CoM >= 0.93 and exceeds JD-LS "
                "by >= 0.10; Amari of MuDo-CoM < Amari of JD-LS in >= 3 of 4 seeds",
-               ">=", {"mcc": 0.93, "mcc_gain": 0.10, "amari_wins": 3}, n_seeds=n_seeds)
+               ">=", {"mcc": 0.93, "mcc_gain": 0.10, "amari_wins_fraction": 0.75},
+               n_seeds=n_seeds)
     for rho in (0.4, 0.7):
         s = find_setting(cfg, rho, 10)
         mudo = per_seed(metrics, MUDO, s, "mcc")
-        c1.add(f"rho{rho}: mcc", check_mean(mudo.to_numpy(), ">=", 0.93))
+        c1.add(f"rho{rho}: mcc", check_mean(mudo, ">=", 0.93))
         c1.add(f"rho{rho}: mcc - jd-ls", check_mean(
             paired(mudo, per_seed(metrics, JD, s, "mcc")), ">=", 0.10))
         d_amari = paired(per_seed(metrics, MUDO, s, "amari"), per_seed(metrics, JD, s, "amari"))
-        wins = float((d_amari < 0).sum()) if d_amari.size else np.nan
-        c1.add(f"rho{rho}: seeds amari lower", check_value(wins, ">=", 3))
+        c1.add(f"rho{rho}: fraction of seeds amari lower",
+               check_fraction(d_amari, "<", 0.0, at_least=0.75))
     c1.note = seed_note(metrics, find_setting(cfg, 0.7, 10), LOCAL_MINIMA)
     claims.append(c1)
 
@@ -94,8 +113,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
                "is within 0.03 of JD-LS",
                ">= / within", {"mcc": 0.95, "within": 0.03}, n_seeds=n_seeds)
     m0, j0 = per_seed(metrics, MUDO, s0, "mcc"), per_seed(metrics, JD, s0, "mcc")
-    c2.add("mudo-com mcc", check_mean(m0.to_numpy(), ">=", 0.95))
-    c2.add("jd-ls mcc", check_mean(j0.to_numpy(), ">=", 0.95))
+    c2.add("mudo-com mcc", check_mean(m0, ">=", 0.95))
+    c2.add("jd-ls mcc", check_mean(j0, ">=", 0.95))
     c2.add("jd-ls - mudo-com <= 0.03", check_mean(paired(j0, m0), "<=", 0.03))
     c2.add("jd-ls - mudo-com >= -0.03", check_mean(paired(j0, m0), ">=", -0.03))
     c2.note = seed_note(metrics, s0)
@@ -107,9 +126,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
     c3.add("value", check_mean(paired(per_seed(metrics, MUDO, find_setting(cfg, 0.4, 10), "mcc"),
                                       per_seed(metrics, MUDO, find_setting(cfg, 0.4, 3), "mcc")),
                                ">=", 0.05))
-    c3.note = seed_note(metrics, find_setting(cfg, 0.4, 3),
-                        "At E = 3 the fit loss is tiny in every seed: the model is nearly "
-                        "unidentified there, not badly optimised.")
+    c3.note = seed_note(metrics, find_setting(cfg, 0.4, 3), fit_loss_note(
+        metrics, find_setting(cfg, 0.4, 3), find_setting(cfg, 0.4, 10)))
     claims.append(c3)
 
     c4 = Claim("C4-ica-fails",
