@@ -1,7 +1,8 @@
 """The spec's five claims, thresholds exactly as written.
 
 Statistics (chosen from the spec's wording before any result was seen):
-1. "bpc <= 1.04 x Transformer-full's (mean over 3 seeds)": the per-seed paired ratio
+1. "bpc <= 1.04 x Transformer-full's (mean over seeds; the spec's 3 is a minimum, default runs
+   5)": the per-seed paired ratio
    bpc(CoFrGeNet-F) / bpc(Transformer-full) (same batches, same seed), check_mean <= 1.04; the
    parameter ratio is one deterministic number per model pair (identical in every seed):
    check_value in [0.5, 0.67] (two parts).
@@ -9,11 +10,16 @@ Statistics (chosen from the spec's wording before any result was seen):
    check_mean <= 0.03.
 3. "CoFrGeNet-F bpc <= Cffn-no-ladder bpc - 0.01": per-seed paired difference,
    check_mean <= -0.01.
-4. Gradient exactness: pooled worst case over the gradient job(s) (max relative error is one
-   number over all 10^4 vectors): check_value <= 1e-5 (float32 custom vs float64 analytic) and
-   <= 1e-10 (float64 custom vs float64 nested autograd).
-5. Gradient robustness on the stress set: pooled fractions of vectors with non-finite
-   gradients: naive >= 0.99, custom <= 0 (i.e. 0%), custom vs float64 analytic <= 1e-4.
+4. Gradient exactness: worst case over the gradient job(s) (max relative error over all 10^4
+   vectors of every job, an exactness bound): check_value <= 1e-5 (float32 custom vs float64
+   analytic) and <= 1e-10 (float64 custom vs float64 nested autograd).
+5. Gradient robustness on the stress set: the fractions of vectors with non-finite gradients,
+   pooled over the gradient jobs (one per seed, each on its own random vectors). Naive >= 0.99:
+   check_pooled of sum(non-finite) / sum(vectors), resampling the jobs. Custom "in 0%" is a
+   statement about every vector: one non-finite custom gradient refutes it, so check_every
+   over the jobs of the job's fraction <= 0 (at least 3 jobs). The max relative error of
+   the custom backward vs float64 analytic (<= 1e-4) is an exactness bound: check_value on
+   the worst case.
 A sanity claim checks the built Cffn's parameter count against the spec's formula.
 """
 
@@ -26,15 +32,29 @@ from icml26.claims import (
     NOT_REPRODUCED,
     REPRODUCED,
     Claim,
+    check_every,
     check_mean,
+    check_pooled,
     check_value,
 )
 
 FULL, COFR, MATCHED, NOLADDER = (
     "transformer-full", "cofrgenet-f", "transformer-matched", "cffn-no-ladder")
 GRAD = "cf-gradient"
-SCALE_NOTE = ("The models are tiny (35k-63k parameters) and far from converged (~3 bpc after "
-              "a few hundred steps); the paper's comparison is at 1.5B-3.2B parameters.")
+
+
+def scale_note(cfg: dict, metrics) -> str:
+    """The scale caveat, with the model sizes and bpc of this run (computed, not typed in)."""
+    s = lm_setting(cfg)
+    part = metrics[(metrics["method"] != GRAD) & (metrics["setting"] == s)] \
+        if len(metrics) else metrics
+    if not len(part) or "n_params" not in part or "val_bpc" not in part:
+        return "The paper's comparison is at 1.5B-3.2B parameters."
+    n, bpc = part["n_params"].astype(float), part["val_bpc"].astype(float)
+    return (f"The models are tiny ({n.min() / 1e3:.0f}k-{n.max() / 1e3:.0f}k parameters) and "
+            f"far from converged (final validation bpc {bpc.min():.2f}-{bpc.max():.2f} after "
+            f"{int(cfg['params']['steps'])} steps); the paper's comparison is at 1.5B-3.2B "
+            "parameters.")
 
 
 def lm_setting(cfg: dict) -> str | None:
@@ -73,8 +93,25 @@ def _worst(values: np.ndarray) -> float:
     return float(np.max(values)) if values.size else float("nan")
 
 
-def _pooled(values: np.ndarray) -> float:
-    return float(np.mean(values)) if values.size else float("nan")
+def pooled_fraction(cfg: dict, metrics, column: str, op: str, threshold: float):
+    """check_pooled of a fraction of vectors pooled over the gradient jobs (resampling jobs).
+
+    A job's count of hits is its fraction x its number of vectors (``grad_vectors``); the
+    pooled fraction is sum(hits) / sum(vectors) over the resampled jobs. A job with a
+    non-finite fraction (failed) makes the statistic non-finite (never a pass).
+    """
+    part = metrics[metrics["method"] == GRAD]
+    if column not in part or not len(part):
+        return check_pooled(lambda idx: np.nan, 0, op, threshold)
+    frac = part[column].to_numpy(dtype=float)
+    n_vec = (part["grad_vectors"].to_numpy(dtype=float) if "grad_vectors" in part
+             else np.full(frac.size, float(cfg["params"]["grad_vectors"])))
+    hits = frac * n_vec
+
+    def stat(idx):
+        return float(hits[idx].sum() / n_vec[idx].sum())
+
+    return check_pooled(stat, frac.size, op, threshold)
 
 
 def check(cfg: dict, metrics, curves) -> list[Claim]:
@@ -94,8 +131,9 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
     pr_value = float(np.mean(pr)) if pr.size else float("nan")
     c1.add("param_ratio_min", check_value(pr_value, ">=", 0.5))
     c1.add("param_ratio_max", check_value(pr_value, "<=", 0.67))
+    note = scale_note(cfg, metrics)
     if c1.verdict != REPRODUCED:
-        c1.note = SCALE_NOTE
+        c1.note = note
     claims.append(c1)
 
     c2 = Claim("c2-matched",
@@ -104,10 +142,10 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
                "<=", 0.03, n_seeds=n_seeds)
     c2.add("value", check_mean(paired(metrics, COFR, MATCHED, s, "val_bpc", "diff"), "<=", 0.03))
     if c2.verdict == INCONCLUSIVE:
-        c2.note = (f"{SCALE_NOTE} The 95% interval of the paired difference straddles the "
-                   "0.03 margin; with 3 seeds (t quantile 4.3) it cannot decide.")
+        c2.note = (f"{note} The 95% interval of the paired difference straddles the 0.03 "
+                   f"margin ({c2.parts['value'].n} seeds).")
     elif c2.verdict == NOT_REPRODUCED:
-        c2.note = f"{SCALE_NOTE} The matched narrow FFN is better by more than the margin."
+        c2.note = f"{note} The matched narrow FFN is better by more than the margin."
     claims.append(c2)
 
     c3 = Claim("c3-ladders",
@@ -117,7 +155,7 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
     c3.add("value",
            check_mean(paired(metrics, COFR, NOLADDER, s, "val_bpc", "diff"), "<=", -0.01))
     if c3.verdict != REPRODUCED:
-        c3.note = (f"{SCALE_NOTE} The spec marks this claim least certain at this scale. The "
+        c3.note = (f"{note} The spec marks this claim least certain at this scale. The "
                    "ladders are checked exactly (forward and gradients vs nested autograd; "
                    "Cffn vs its equation by hand). The ablation y = U x_hat mixes channels "
                    "after the sigmoid gate, a GLU-like unit. Cffn's only nonlinearity is "
@@ -146,11 +184,9 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
                 "custom32_vs_analytic64": 1e-4},
                n_seeds=n_seeds)
     c5.add("naive_nonfinite_frac",
-           check_value(_pooled(grad_column(metrics, "stress_naive32_nonfinite_frac")), ">=",
-                       0.99))
+           pooled_fraction(cfg, metrics, "stress_naive32_nonfinite_frac", ">=", 0.99))
     c5.add("custom_nonfinite_frac",
-           check_value(_pooled(grad_column(metrics, "stress_custom32_nonfinite_frac")), "<=",
-                       0.0))
+           check_every(grad_column(metrics, "stress_custom32_nonfinite_frac"), "<=", 0.0))
     c5.add("custom32_vs_analytic64",
            check_value(_worst(grad_column(metrics, "stress_custom32_vs_analytic64")), "<=",
                        1e-4))

@@ -40,14 +40,13 @@ FIDELITY = """\
   configuration (analytic IK, same elbow sign), at the remaining joint path over the remaining
   time. Start and goal configurations have end effectors >= 0.6 apart and the same elbow
   sign. Obstacles act on the end effector only (no link collisions), and the goal is an
-  end-effector position. The test bounds bind on ~1% (double integrator) and ~6% (arm) of the
-  demonstrated actions. The plan layout, QP, baselines and metrics are the same code: the
-  obstacle rows use the position Jacobian (identity for the unicycle and the double
-  integrator, the arm's kinematic Jacobian), and the CLF uses the Jacobians of f. The full
-  profile has not been run. In one reduced check (3000 demonstrations, 1500 training steps,
-  50 problems, 2 seeds), SAD-Flower had safety 0.98 / 0.93 and admissibility 1.0 / 1.0
-  (double integrator / arm). The FM models there were clearly undertrained: median plan goal
-  error 0.44 / 0.76.
+  end-effector position. The test bounds are set to bind on a few percent of the demonstrated
+  actions (the metrics `demo_outside_b1`, `demo_outside_b2` give the measured fractions).
+  The plan layout, QP, baselines and metrics are the same code: the obstacle rows use the
+  position Jacobian (identity for the unicycle and the double integrator, the arm's
+  kinematic Jacobian), and the CLF uses the Jacobians of f. The full
+  profile has not been run (a reduced developer check of the added systems, outside the
+  pipeline, is not reproduced by a command here and is not quoted).
 - **Demonstrations (INFERRED details).** Pure pursuit through a random waypoint (offset
   N(0, 0.2²) from the midpoint), then to the goal. The speed is the remaining path length over
   the remaining time, reduced while the heading is far off, with v in [0, 1]; the turn rate
@@ -76,11 +75,18 @@ FIDELITY = """\
 - **Baselines (INFERRED readings).** *FM+proj* runs 5 Gauss-Newton steps of
   min ||Z - Z_FM||² subject to the same constraints as SAD-Flower (obstacles, action bounds,
   and V <= 0 with the same slack), linearised at the current iterate, in standardised
-  coordinates, with the same solver. *GradGuide* adds -lambda grad_X[sum relu(-h)² + V], taken
-  in unstandardised units, to the flow velocity, with lambda = 20. With 30 Euler steps this is
-  explicitly unstable (lambda x curvature x dtau > 2), and every plan diverges; these plans
-  count as violating every constraint (`diverged_rate`). *CBF-states-only* uses obstacle rows
-  only, with constant gain 5 and no slack.
+  coordinates, with the same solver. *GradGuide* adds -lambda grad_Z[sum relu(-h)² + V] to
+  the flow velocity, with lambda = 20, in the flow's standardised coordinates Z: grad_Z =
+  s grad_X by the chain rule, as for SAD-Flower's QP. (An earlier version added grad_X in raw
+  units to the standardised velocity; every plan diverged.) One explicit Euler step of this
+  term over dtau = 1/30 is unstable where lambda x curvature x dtau > 2, which the
+  consistency term V exceeds, so every flow step (one network call) is followed by n explicit
+  sub-steps of the guidance term over the same dtau (Lie splitting of the same ODE), with n =
+  ceil(lambda dtau L) and L the largest curvature of the cost over the batch (power
+  iteration on Hessian-vector products): lambda (dtau / n) L <= 1, half the stability limit.
+  This rule is INFERRED (the spec gives the ODE, not its integrator). A plan that still
+  diverged would count as violating every constraint (`diverged_rate`). *CBF-states-only*
+  uses obstacle rows only, with constant gain 5 and no slack.
 - **Metrics.** A constraint is satisfied if h >= -1e-3, and a plan is consistent if
   max_t ||x_{t+1} - f(x_t, u_t)|| <= 1e-2. Executed success rolls out the planned actions,
   clipped to the test bounds, from x_0. It counts a collision at h < -1e-3 (the same tolerance,
@@ -90,56 +96,50 @@ FIDELITY = """\
   condition into h_{k+1} >= (1 - mu dtau) h_k. This keeps h >= 0 only while mu dtau <= 1, the
   standard discrete-time CBF requirement. With c = 2, delta = 0.02 and 30 steps, the last step
   has mu dtau = 1.25, which allows a satisfied barrier to flip to -0.25 h. The first version
-  used mu unchanged, and SAD-Flower's admissibility at default was 0.44 and its safety 0.91.
-  Each QP now uses min(mu(tau), 1 / dtau). This binds at the last step only, where it asks for
-  h >= 0 (and V <= 0) at tau = 1 to first order. The spec's c, delta and schedule are
-  unchanged. After the fix, safety is 0.998 and admissibility 1.0 (default). CBF-states-only
-  (mu = 5) never reaches the cap.
+  used mu unchanged, and SAD-Flower's admissibility and safety at default fell well short of
+  0.99 (developer's check, not quoted). Each QP now uses min(mu(tau), 1 / dtau). This binds
+  at the last step only, where it asks for h >= 0 (and V <= 0) at tau = 1 to first order. The
+  spec's c, delta and schedule are unchanged. CBF-states-only (mu = 5) never reaches the cap.
 - **Why consistency does not reach 1e-2 (default scale).** (1) With delta = 0.02 the
   prescribed-time gain is bounded by c/delta. In continuous time it only shrinks a violation
-  by (delta / (1 - tau_on + delta))^c ≈ 7.7e-4 by tau = 1. V evaluated on the noisy flow state
-  at tau_on is ~150 (median), so exact integration only guarantees V(1) <~ 0.12, a one-step
-  residual up to ~0.35. Measured on one seed, outside the pipeline: 300 Euler steps give
-  0.34, with or without the slack. (2) With 30 steps the capped last step asks for V = 0 to
+  by (delta / (1 - tau_on + delta))^c ≈ 7.7e-4 by tau = 1 (arithmetic from the spec's
+  constants). V evaluated on the noisy flow state at tau_on is large, so exact integration only
+  guarantees a V(1) well above the tolerance; claim 1's note computes V at tau_on, V at tau =
+  1 and this bound from the run. (2) With 30 steps the capped last step asks for V = 0 to
   first order, but the flow's last step (the last 1/30 of the noise) is large, and the
-  second-order term ||J dZ||² that a linearised CLF row cannot see leaves V ~ 1.8 (median).
-  This gives a mean error of 0.55. (3) The CLF slack (cost 100 delta²) takes over only once
-  ||grad V||² ~ 1e-2, far below where V stalls here (mean slack 0.003). So claim 1's
-  consistency part fails because of the construction's constants and the FM model's large
-  inconsistency at tau_on, not because of the solver.
+  second-order term ||J dZ||² that a linearised CLF row cannot see is what remains. (3) The
+  CLF slack (cost 100 delta²) takes over only once ||grad V||² ~ 1e-2, far below where V
+  stalls (claim 1's note gives the mean slack). So claim 1's consistency part fails because
+  of the construction's constants and the FM model's large inconsistency at tau_on, not
+  because of the solver.
 - **Why executed success is low for every method.** Executed success depends on the actions
   only. The CLF's gradient with respect to the actions is ~Dt = 0.1 times its gradient with
   respect to the states, so the minimum-norm QP restores consistency mostly by moving the
   planned *states* onto the planned actions, not the other way around. Executed trajectories
   therefore barely differ between methods. Two ceilings sit below that. (a) The test bounds
-  are tighter than the demonstrated ones: executing the *demonstrations'* own actions,
-  clipped to v <= 0.8 and |omega| <= 2, reaches the goal in only 38% of the 3000
-  demonstrations. The demonstration controller arrives at step H and uses v > 0.8 on 12% and
-  |omega| > 2 on 25% of its actions. (b) The FM model is imprecise (next item): on its own
-  *training* conditions, with no obstacles and no clipping beyond the demonstration bounds,
-  executing its actions reaches the goal ~24% of the time.
+  are tighter than the demonstrated ones: claims 2 and 3's notes give, from the run, how often
+  the *demonstrations'* own actions, clipped to v <= 0.8 and |omega| <= 2, reach the goal,
+  and on what fraction of steps the demonstration controller (which arrives at step H) uses
+  actions outside the test bounds. (b) The FM model is imprecise (next item), also on its own
+  *training* conditions (developer's check outside the pipeline, not quoted).
 - **Checked for bugs (the near-zero success looked suspicious).** Demonstrations: every
   (x, u) pair is exactly consistent, and open-loop execution of the demonstrated actions
   reproduces the states (error 0) and ends at the goal (tests). theta is unwrapped
-  (-7.5 to 8 rad; median turn 1.5 rad, since the start heading is uniform), and the residual
+  (it spans several radians either way, since the start heading is uniform), and the residual
   uses the raw difference, as it must. Standardisation is per coordinate with training
   statistics, also for the test conditions. The chain rule is grad_Z = s grad_X (tested
   through the QP and projection tests). Training pairs, targets, tau ~ U[0, 1], the
   conditioning input, Euler sampling and the success tolerance (0.1) follow the spec. Adam
   matches torch.optim.Adam (test), and the network has torch's default init. Train and test
-  conditions have the same distribution (goal distance 5-95%: 0.81-1.52 vs 0.80-1.50).
-  Measured baseline at the spec's budget (3000 steps, batch 256, lr 1e-3): the loss is still
-  falling (57 -> 54 -> 53 over the last 1500 steps). Held-out demonstrations give the same
-  loss as training ones (50 vs 52), so the model underfits and does not overfit. Its samples on
-  *training* conditions have a consistency error of 1.30, the same as on test-like
-  conditions. The mean one-step residual is 0.09 in p_x and p_y (a step is ~0.07) and 0.47 rad
-  in theta. The denoiser's implied endpoint error at tau = 0.9 is 0.09 standard deviations per
-  coordinate, i.e. ~0.05 in position, about one step length. So the inconsistency is the
-  precision of a small, briefly trained MLP on absolute, per-coordinate standardised plans
-  (consistency needs ~1% of a coordinate's spread). We found no bug. Two representation
-  changes that the spec does not ask for gave only partial gains, so we did not adopt them:
-  theta relative to theta_0 gave 0.97, and states relative to x_0 gave 1.02. The developer's
-  4x longer training reached ~1.0.
+  conditions have the same distribution. The developer's checks outside the pipeline (not
+  reproduced by a command here, so not quoted) found the FM loss still falling at the spec's
+  3000 steps, no overfitting (held-out loss as on training data), the same consistency error
+  on training as on test-like conditions, and a one-step residual of the order of a step
+  length: the inconsistency is the precision of a small, briefly trained MLP on absolute,
+  per-coordinate standardised plans (consistency needs ~1% of a coordinate's spread). We
+  found no bug. Two representation changes that the spec does not ask for (theta relative to
+  theta_0; states relative to x_0) and 4x longer training gave only partial gains, so we did
+  not adopt them.
 - **Scale and budget.** Default: one train job (shard_by setting) trains the FM once (fixed
   seed) and samples 7 methods x 5 seeds x 100 problems. Any sharding trains the same network,
   so results do not depend on sharding.

@@ -243,9 +243,29 @@ def plan_metrics(prob, states, actions) -> dict[str, np.ndarray]:
             "exec_no_collision": no_collision, "exec_reached": reached}
 
 
+def demo_ceiling(cfg: dict, data: dict, setting: str) -> dict[str, float]:
+    """What the tighter test bounds cost the demonstrations themselves (a ceiling for every
+    method): the fraction of demonstrated actions outside the test bounds (per action
+    component) and the executed success of the demonstrations' own actions clipped to them."""
+    p = _p(cfg, setting)
+    sysm = _system(cfg, setting)[0]
+    x0, goal = data[f"{setting}/demo_x0"], data[f"{setting}/demo_goal"]
+    actions = data[f"{setting}/demo_actions"]
+    h = system.action_h(actions, p["v_max"], p["om_max"], sysm)
+    clipped = system.clip_actions(actions, p["v_max"], p["om_max"], sysm)
+    end = sysm.position(system.rollout(x0, clipped, sysm)[:, -1])
+    return {"demo_outside_b1": float((np.minimum(h[..., 0], h[..., 1]) < 0).mean()),
+            "demo_outside_b2": float((np.minimum(h[..., 2], h[..., 3]) < 0).mean()),
+            "demo_clipped_success": float((np.linalg.norm(end - goal, axis=1)
+                                           <= GOAL_TOL).mean())}
+
+
 def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dict]:
     out = []
+    ceilings = {}
     for run in runs:
+        if run.setting not in ceilings:
+            ceilings[run.setting] = demo_ceiling(cfg, data, run.setting)
         prob = _problems(cfg, data, run.setting, run.seed)
         states, actions = state[f"{run.key}/states"], state[f"{run.key}/actions"]
         finite = np.isfinite(states).all(axis=(1, 2)) & np.isfinite(actions).all(axis=(1, 2))
@@ -273,5 +293,6 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
             "goal_error_median": float(np.median(m["goal_error"])),
             "intervention": float(state[f"{run.key}/intervention"].mean()),
             "slack_mean": float(state[f"{run.key}/slack"].mean()),
+            **ceilings[run.setting],
         })
     return out

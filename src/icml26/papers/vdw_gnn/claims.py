@@ -1,8 +1,10 @@
 """The spec's four claims, thresholds exactly as written.
 
 How each one is checked (decided before any result was seen):
-1. Frame property: the min / max over all measured per-cloud frame ratios (every setting and
-   seed) are single pooled numbers: check_value, against 0.18 and 1 + 1e-9.
+1. Frame property: "every measured frame ratio lies in [0.18, 1 + 1e-9]" is a bound that must
+   hold for every vector (a theorem: one violating vector refutes it), so check_every over the
+   test clouds of every setting (each cloud's min over its random vectors >= 0.18, its max
+   <= 1 + 1e-9); a min over sampled clouds has no sampling interval to speak of.
 2. Symmetry: the wavelet-coefficient equivariance error is a property of the data (one number
    per setting): check_value on its max. A trained network's equivariance is a property of each
    trained model, so "VDW-GNN's error < 1e-5" and "GCN-xyz's > 0.1" must hold for every trained
@@ -11,6 +13,7 @@ How each one is checked (decided before any result was seen):
    threshold: check_mean (95% interval) for VDW <= 1.1 and GCN >= 3. "VDW lower than GCN on
    test-rotated" is a paired per-seed difference: check_mean of VDW - GCN < 0; "not worse
    than EGNN by more than 20%" is the paired per-seed ratio VDW / EGNN: check_mean <= 1.2.
+   Every method runs the same seeds (5 at default, 10 at full).
 4. Denoising (S2, "mean over seeds"): per seed relMSE / noisy-input relMSE, check_mean <= 0.5
    for VDW-GNN and for Scalar-DW. VDW vs Scalar-DW is reported in the note, not claimed.
 """
@@ -47,6 +50,27 @@ def _paired(metrics, a, b, setting, col, cfg=None):
     return x.loc[seeds].to_numpy(float), y.loc[seeds].to_numpy(float)
 
 
+def frame_ratios(cfg, metrics, curves):
+    """Per-cloud min and max frame ratios of every test cloud (one value per distinct cloud).
+
+    They come from the VDW-GNN runs' curve rows (step = cloud index); clouds shared by seeds
+    (one data id) count once. Without curves: the per-setting extremes of the metrics.
+    """
+    if curves is not None and len(curves) and "metric" in curves:
+        part = curves[(curves["method"] == VDW) & curves["metric"].isin(["frame_min",
+                                                                          "frame_max"])]
+        if len(part):
+            per_seed = bool(cfg.get("params", {}).get("data_per_seed", False))
+            keys = ["setting", "step"] + (["seed"] if per_seed else [])
+            wide = (part.groupby(keys + ["metric"])["value"].first().unstack("metric"))
+            return (wide["frame_min"].to_numpy(float), wide["frame_max"].to_numpy(float))
+    if not len(metrics):
+        return np.array([]), np.array([])
+    ext = metrics.groupby("setting")[["frame_min", "frame_max"]].agg(
+        {"frame_min": "min", "frame_max": "max"})
+    return ext["frame_min"].to_numpy(float), ext["frame_max"].to_numpy(float)
+
+
 def check(cfg: dict, metrics, curves) -> list[Claim]:
     n_seeds = int(metrics["seed"].nunique()) if len(metrics) else 0
     s1 = _settings_of(cfg, "s1")
@@ -58,12 +82,11 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
               "Frame property: for the symmetric lazy vector operator with J = 4, every measured "
               "frame ratio lies in [0.18, 1.0 + 1e-9].",
               "in", [0.18, 1.0 + 1e-9], n_seeds=n_seeds,
-              note="check_value on the min and max over all clouds (test splits) and settings; "
-                   "100 random vectors per cloud at default.")
-    lo = float(metrics["frame_min"].min()) if len(metrics) else np.nan
-    hi = float(metrics["frame_max"].max()) if len(metrics) else np.nan
-    c.add("min_ratio>=0.18", check_value(lo, ">=", 0.18))
-    c.add("max_ratio<=1+1e-9", check_value(hi, "<=", 1.0 + 1e-9))
+              note="check_every over the test clouds of every setting (each cloud's min and "
+                   "max over its random vectors); 100 random vectors per cloud at default.")
+    fmin, fmax = frame_ratios(cfg, metrics, curves)
+    c.add("min_ratio>=0.18", check_every(fmin, ">=", 0.18))
+    c.add("max_ratio<=1+1e-9", check_every(fmax, "<=", 1.0 + 1e-9))
     if len(metrics) and "q_eig_min" in metrics:
         c.note += (f" Lazy-operator spectrum of the probe clouds: "
                    f"[{metrics['q_eig_min'].min():.4f}, {metrics['q_eig_max'].max():.4f}].")
@@ -115,7 +138,10 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
             c.add(f"{s}:vdw-gcn_rotated", check_mean(a - b, "<", 0.0))
         a, b = _paired(metrics, VDW, EGNN, s, "relmse_test_rot", cfg)
         if len(a):
-            c.add(f"{s}:vdw/egnn_rotated", check_mean(a / b, "<=", 1.2))
+            # a failed run of either method (non-finite) is a failed pair, never a ratio of 0
+            with np.errstate(divide="ignore", invalid="ignore"):
+                r = np.where(np.isfinite(a) & np.isfinite(b), a / b, np.nan)
+            c.add(f"{s}:vdw/egnn_rotated", check_mean(r, "<=", 1.2))
         for m in (VDW, SDW, GCN, EGNN):
             v = _col(metrics, m, s, "relmse_test_rot", cfg)
             if len(v):

