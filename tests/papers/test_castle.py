@@ -266,8 +266,9 @@ def test_heuristic_accuracy_by_hand():
 def test_stacked_training_equals_separate_runs():
     """Two seeds stacked: each replica matches a plain GPT trained alone with the shared
     AdamW and clip_grad_norm on the same batches (causal attention via SDPA there)."""
+    from icml26.lm.model import MathCausalAttention
     from icml26.lm.optim import AdamW, clip_grad_norm
-    from icml26.papers.castle.stacked import MathCausalAttention, Stacked, cross_entropy
+    from icml26.papers.castle.stacked import Stacked, cross_entropy
 
     for method in ("causal", "castle"):
         cfg = GPTConfig(vocab_size=vkr.VOCAB, context=18, d_model=16, n_heads=2, n_layers=2)

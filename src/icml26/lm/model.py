@@ -63,6 +63,23 @@ class CausalSelfAttention(nn.Module):
         return self.proj(y.transpose(1, 2).reshape(b, t, d))
 
 
+class MathCausalAttention(CausalSelfAttention):
+    """The same attention (same parameters, same function, no dropout) written as explicit
+    matmuls, softmax(Q K^T / sqrt(d_h) + causal mask) V: ``scaled_dot_product_attention`` has
+    no vmap batching rule on CPU, so papers that train seeds stacked under ``vmap`` (castle,
+    muloco) use this one."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        h = self.n_heads
+        q, k, v = self.qkv(x).split(d, dim=-1)
+        q, k, v = (z.reshape(b, t, h, d // h).transpose(1, 2) for z in (q, k, v))
+        att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(d // h))
+        causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+        att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
+
+
 class MLP(nn.Module):
     """Feed-forward block: Linear(d, hidden) -> GELU -> Linear(hidden, d)."""
 

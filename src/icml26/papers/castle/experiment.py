@@ -150,7 +150,9 @@ def _stack(cfg, setting, method, runs, task, vocab_size, context, lr, dev):
     also returns one plain model of the architecture (for exactness and parameter counts)."""
     import torch
 
-    from .stacked import MathCausalAttention, Stacked
+    from icml26.lm.model import MathCausalAttention
+
+    from .stacked import Stacked
 
     models = []
     for run in runs:

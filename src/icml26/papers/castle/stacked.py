@@ -8,36 +8,19 @@ arithmetic of each seed is unchanged: seed r only sees its own parameters, batch
 state, gradients are clipped per seed, and AdamW is elementwise (``icml26.lm.optim
 .adamw_update``), so the result equals separate trainings (tested to float tolerance).
 
-``MathCausalAttention`` is the shared ``CausalSelfAttention`` (same parameters, same function)
-with the attention written as explicit matmuls: ``scaled_dot_product_attention`` has no vmap
-batching rule on CPU (torch falls back to a slow per-seed loop). CASTLE's parallel form is plain
-matmuls already.
+The attention used with it is ``icml26.lm.model.MathCausalAttention``, the shared
+``CausalSelfAttention`` (same parameters, same function) written as explicit matmuls:
+``scaled_dot_product_attention`` has no vmap batching rule on CPU (torch falls back to a slow
+per-seed loop). CASTLE's parallel form is plain matmuls already.
 """
 
 from __future__ import annotations
-
-import math
 
 import torch
 from torch import nn
 from torch.func import functional_call, vmap
 
-from icml26.lm.model import CausalSelfAttention
 from icml26.lm.optim import adamw_update, decay_mask
-
-
-class MathCausalAttention(CausalSelfAttention):
-    """Causal multi-head attention, softmax(Q K^T / sqrt(d_h) + causal mask) V, in plain ops."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t, d = x.shape
-        h = self.n_heads
-        q, k, v = self.qkv(x).split(d, dim=-1)
-        q, k, v = (z.reshape(b, t, h, d // h).transpose(1, 2) for z in (q, k, v))
-        att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(d // h))
-        causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
-        att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
-        return self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
 
 
 def cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -25,22 +25,8 @@ import math
 import torch
 from torch.func import functional_call, vmap
 
-from icml26.lm.model import GPT, CausalSelfAttention, GPTConfig
+from icml26.lm.model import GPT, GPTConfig, MathCausalAttention
 from icml26.lm.optim import NS_COEFFS, adamw_update, is_hidden_matrix
-
-
-class MathCausalAttention(CausalSelfAttention):
-    """Causal multi-head attention, softmax(QK^T / sqrt(d_h) + causal mask) V, in plain ops."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t, d = x.shape
-        h = self.n_heads
-        q, k, v = self.qkv(x).split(d, dim=-1)
-        q, k, v = (z.reshape(b, t, h, d // h).transpose(1, 2) for z in (q, k, v))
-        att = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(d // h))
-        causal = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
-        att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
-        return self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
 
 
 def make_model(config: GPTConfig, seed: int) -> GPT:
