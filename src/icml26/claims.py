@@ -282,7 +282,11 @@ class Claim:
         }
         if intervals:
             out["intervals"] = intervals
-        note = " ".join(t for t in (self.note, self.gaps()) if t)
+        note, gaps = self.note.strip(), self.gaps()
+        if note and gaps:
+            note = (note if note[-1] in ".!?)" else note + ".") + " " + gaps
+        else:
+            note = note or gaps
         if note:
             out["note"] = note
         if self.timing:
