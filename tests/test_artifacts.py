@@ -151,3 +151,28 @@ def test_sharding_does_not_change_tables(tmp_path):
     first = next(iter(frames.values()))
     for value in frames.values():
         assert value == first
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda doc: doc["claims"][0].update(verdict=None), "has verdict None"),
+    (lambda doc: doc["claims"][0].pop("verdict"), "has verdict None"),
+    (lambda doc: doc.update(claims=[]), "no claims"),
+])
+def test_summary_fails_naming_the_paper_when_a_verdict_is_missing(done, edit, words):
+    """make reproduce exits non-zero at the summary, naming the paper, when any claim of any
+    paper lacks a verdict (the check that used to be a test of all papers at default)."""
+    import json
+
+    cfg, paths, out, tmp_path = done
+    doc = json.loads(out["claims"].read_text())
+    edit(doc)
+    out["claims"].write_text(json.dumps(doc))
+    dest = {k: tmp_path / "sum" / f for k, f in (("index", "index.html"),
+                                                 ("claims_csv", "claims.csv"),
+                                                 ("runs_csv", "runs.csv"))}
+    with pytest.raises(ArtifactError) as info:
+        pipeline.summary({PAPER: "convergence"}, tmp_path, dest)
+    message = str(info.value)
+    assert "\n" not in message and PAPER in message and words in message
+    assert "reproduced, not_reproduced, inconclusive" in message
+    assert not any(p.exists() for p in dest.values())

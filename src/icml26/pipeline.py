@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from . import grid, io, registry, seeding
+from .claims import VERDICTS
 from .errors import ArtifactError
 
 CURVE_COLUMNS = ["method", "setting", "seed", "step", "metric", "value"]
@@ -240,12 +241,16 @@ def summary(headlines: dict, results_dir, out: dict, run_counts: dict | None = N
     from .catalog import CATALOG
 
     results_dir = Path(results_dir)
-    index_rows, claim_rows, run_frames = [], [], []
+    index_rows, claim_rows, run_frames, missing = [], [], [], []
     built = set(headlines)
     for number, slug, tier, title in CATALOG:
         row = {"number": number, "slug": slug, "tier": tier, "title": title, "built": False}
         if slug in built:
             doc = io.read_json(results_dir / slug / "claims.json")
+            gaps = _missing_verdicts(slug, doc)
+            if gaps:
+                missing.extend(gaps)
+                continue
             runs = io.read_csv(results_dir / slug / "metrics.csv", required=RUN_COLUMNS,
                                expected_rows=(run_counts or {}).get(slug))
             k, n = rep.verdict_counts(doc["claims"])
@@ -262,6 +267,9 @@ def summary(headlines: dict, results_dir, out: dict, run_counts: dict | None = N
                 })
             run_frames.append(runs.assign(paper=slug))
         index_rows.append(row)
+    if missing:  # make reproduce fails here, naming the papers, before any summary is written
+        raise ArtifactError("claims without a verdict: " + "; ".join(missing) +
+                            f" (allowed verdicts: {', '.join(VERDICTS)})")
     claims = pd.DataFrame(claim_rows, columns=["paper", "id", "category", "verdict", "measured",
                                                "threshold", "n_seeds", "scale", "timing"])
     runs = pd.concat(run_frames, ignore_index=True) if run_frames else pd.DataFrame()
@@ -270,6 +278,16 @@ def summary(headlines: dict, results_dir, out: dict, run_counts: dict | None = N
     io.write_csv(out["claims_csv"], claims)
     io.write_csv(out["runs_csv"], runs)
     io.write_text(out["index"], rep.index_page(index_rows))
+
+
+def _missing_verdicts(slug: str, doc: dict) -> list[str]:
+    """Where a paper's claims.json lacks a verdict: no claims at all, or a claim whose verdict
+    is not one of VERDICTS."""
+    claims = doc.get("claims") or []
+    if not claims:
+        return [f"{slug}: no claims"]
+    return [f"{slug}: claim {c.get('id')!r} has verdict {c.get('verdict')!r}" for c in claims
+            if c.get("verdict") not in VERDICTS]
 
 
 def _flat(value) -> str:

@@ -27,6 +27,10 @@ def torch_device(name: str = "auto"):
         raise RuntimeError("device=cuda was asked for but no CUDA device is available")
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda":
+        # deterministic CUDA kernels where torch has them; on the CPU one thread already gives
+        # the same bytes, and this call imports torch._dynamo (~2 CPU-s a job)
+        torch.use_deterministic_algorithms(True, warn_only=True)
     return torch.device(name)
 
 
@@ -50,8 +54,13 @@ def check_device_available(name: str) -> None:
 
 
 def seed_torch(seed: int) -> None:
-    """Seed torch and make CPU kernels deterministic (one thread: same bytes every time)."""
+    """Seed torch's global generator.
+
+    CPU jobs run torch single-threaded (``OMP_NUM_THREADS=1``), which makes its CPU kernels
+    give the same bytes every run; ``torch.use_deterministic_algorithms`` is not called here
+    because it imports ``torch._dynamo`` (about 2 CPU-s a job) and changes nothing on the CPU
+    (tests/test_device.py compares the bytes). ``torch_device`` turns it on for CUDA.
+    """
     import torch
 
     torch.manual_seed(seed % (2**63))
-    torch.use_deterministic_algorithms(True, warn_only=True)

@@ -89,3 +89,26 @@ def test_dqn_epsilon_schedule_and_independence():
     pair = dqn.train(Chain(2, 2), 100, [5, 3], cfg)
     for p, q in zip(alone.parameters(), pair.parameters(), strict=True):
         assert torch.allclose(p[0], q[1], atol=1e-6)
+
+
+def test_training_does_not_import_torch_dynamo():
+    """Issue 14: torch.optim optimisers and torch.use_deterministic_algorithms import
+    torch._dynamo (~2 CPU-s a job); PPO, DQN and seed_torch use neither on the CPU."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    here = Path(__file__).parent
+    code = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "from test_ppo_dqn import Chain\n"
+        "from icml26.rl import dqn, ppo\n"
+        "from icml26.seeding import seed_torch, torch_device\n"
+        "seed_torch(0); torch_device('cpu')\n"
+        "ppo.train(Chain(1, 2), 64, [3], ppo.PPOConfig(n_envs=2, n_steps=16))\n"
+        "dqn.train(Chain(1, 2), 64, [3], dqn.DQNConfig(n_envs=2, learning_starts=8,"
+        " batch_size=8))\n"
+        "print('torch._dynamo' in sys.modules)\n" % str(here))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[-1] == "False"

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from .buffer import ReplayBuffer
+from .optim import Adam
 from .ppo import EnsembleMLP, clip_grad_norm_per_agent
 
 
@@ -92,7 +93,7 @@ def train(env, total_steps: int, seeds, cfg: DQNConfig | None = None, callback=N
     q = QEnsemble(env.obs_dim, env.n_actions, cfg.hidden, gens).to(dev)  # init on the CPU
     q_target = QEnsemble(env.obs_dim, env.n_actions, cfg.hidden, gens).to(dev)
     q_target.load_state_dict(q.state_dict())
-    opt = torch.optim.Adam(q.parameters(), lr=cfg.lr, foreach=True)
+    opt = Adam(q.parameters(), lr=cfg.lr)  # torch.optim.Adam's update
     buffers = [ReplayBuffer(cfg.buffer_size, env.obs_dim, 0, act_dtype=np.int64)
                for _ in range(A)]
     loss_fn = nn.functional.smooth_l1_loss if cfg.loss == "huber" else nn.functional.mse_loss

@@ -33,6 +33,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .optim import Adam
+
 
 @dataclass
 class PPOConfig:
@@ -141,7 +143,7 @@ def train(env, total_steps: int, seeds, cfg: PPOConfig | None = None, callback=N
     rngs = [np.random.default_rng(s) for s in seeds]                 # action draws, minibatches
     gens = [torch.Generator().manual_seed(int(s) % 2**63) for s in seeds]  # initial weights
     agents = ActorCritic(env.obs_dim, env.n_actions, cfg.hidden, gens).to(dev)  # init on CPU
-    opt = torch.optim.Adam(agents.parameters(), lr=cfg.lr, eps=1e-5, foreach=True)
+    opt = Adam(agents.parameters(), lr=cfg.lr, eps=1e-5)  # torch.optim.Adam's update
     batch = T * E
     mb = batch // cfg.minibatches
     n_iter = total_steps // batch
@@ -153,7 +155,7 @@ def train(env, total_steps: int, seeds, cfg: PPOConfig | None = None, callback=N
         if n_iter >= 8 and it % (n_iter // 4) == 0:  # progress in the job's log
             print(f"  ppo iteration {it}/{n_iter}", flush=True)
         if cfg.anneal_lr:
-            opt.param_groups[0]["lr"] = cfg.lr * (1.0 - it / n_iter)
+            opt.lr = cfg.lr * (1.0 - it / n_iter)
         # ---- rollout: T vector steps, storing what the update needs
         b_obs = torch.zeros(T, A, E, env.obs_dim, device=dev)
         b_act = torch.zeros(T, A, E, dtype=torch.long, device=dev)

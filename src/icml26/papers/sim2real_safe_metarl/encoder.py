@@ -101,6 +101,7 @@ def train(mu: np.ndarray, obs: np.ndarray, prior_mean: float, prior_sd: float,
     pool with n ~ U{0, ..., pool size} (n = 0 is the empty context)."""
     import torch
 
+    from icml26.rl.optim import Adam
     from icml26.seeding import seed_torch
 
     dev = torch.device("cpu") if device is None else torch.device(device)
@@ -114,7 +115,7 @@ def train(mu: np.ndarray, obs: np.ndarray, prior_mean: float, prior_sd: float,
         net[-1].weight.mul_(0.1)
         net[-1].bias.copy_(torch.tensor([0.0, np.log((braking.FRICTION_DECEL / 0.5) ** 2)]))
     net = net.to(dev)  # initialised on the CPU, then moved
-    opt = torch.optim.Adam(net.parameters(), lr=float(prm.lr))
+    opt = Adam(net.parameters(), lr=float(prm.lr))  # torch.optim.Adam's update
     y_all = torch.as_tensor(obs, dtype=torch.float64, device=dev)
     has_all = torch.isfinite(y_all).double()
     y_all = torch.nan_to_num(y_all, nan=0.0)
