@@ -23,13 +23,7 @@ import torch
 from icml26.lm.model import GPT, GPTConfig
 from icml26.lm.optim import adamw_for
 from icml26.lm.train import as_tensor, eval_loss, eval_windows, sample, train_lm
-
-
-def seed_torch(seed: int) -> None:
-    """torch.manual_seed only: the shared ``icml26.seeding.seed_torch`` also calls
-    ``torch.use_deterministic_algorithms``, which imports torch._dynamo (~3 CPU-s per job);
-    single-threaded CPU kernels are deterministic without it."""
-    torch.manual_seed(seed % (2**63))
+from icml26.seeding import seed_torch
 
 
 def build(vocab: int, arch: dict, seed: int, device=None) -> GPT:
