@@ -150,12 +150,14 @@ def test_dropout_gradient_matches_finite_differences():
 
 
 def test_adam_step_equation():
+    from icml26.npoptim import Adam
+
     p, g = [np.array([1.0, -2.0])], [np.array([0.5, -0.1])]
-    m, v = [np.zeros(2)], [np.zeros(2)]
-    model.adam_step(p, g, m, v, 1, lr=0.1)
+    opt = Adam(p, lr=0.1)
+    opt.step(g)
     # first step: m_hat = g, v_hat = g^2 -> update lr * sign(g) (eps aside)
     assert np.allclose(p[0], [0.9, -1.9], atol=1e-6)
-    model.adam_step(p, [np.array([0.5, -0.1])], m, v, 2, lr=0.1, weight_decay=0.0)
+    opt.step([np.array([0.5, -0.1])])
     assert np.allclose(p[0], [0.8, -1.8], atol=1e-6)
 
 

@@ -85,8 +85,10 @@ def test_objective_gradient_matches_finite_differences(lam):
 
 
 def test_adam_first_step_is_lr_times_sign():
+    from icml26.npoptim import Adam
+
     p = np.array([1.0, -2.0, 3.0])
-    opt = model.Adam([p], lr=0.1)
+    opt = Adam([p], lr=0.1)
     opt.step([np.array([0.5, -4.0, 1e-3])])
     assert np.allclose(p, [0.9, -1.9, 2.9], atol=1e-5)
 

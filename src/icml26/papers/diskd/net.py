@@ -50,16 +50,16 @@ def train(params, x, time, status, x_val, time_val, status_val, T: int, *, epoch
     each model shuffling with its own generator of ``rngs`` (so a model's result does not
     depend on which models share its batch).
     """
+    from icml26.npoptim import Adam
+
     M = x.shape[0]
-    m = [np.zeros_like(p) for p in params]
-    v = [np.zeros_like(p) for p in params]
+    params = [p.copy() for p in params]
+    opt = Adam(params, lr, weight_decay=weight_decay)  # torch.optim.Adam's update, coupled L2
     best = [p.copy() for p in params]
     best_val = np.full(M, np.inf)
     since = np.zeros(M, dtype=np.int64)
     active = np.ones(M, dtype=bool)
     stopped_at = np.zeros(M, dtype=np.int64)
-    b1, b2, eps = 0.9, 0.999, 1e-8
-    step = 0
     hist_train, hist_val = [], []
     n = x.shape[1]
     for _epoch in range(epochs):
@@ -84,14 +84,7 @@ def train(params, x, time, status, x_val, time_val, status_val, T: int, *, epoch
                 loss = loss + t.weight * kl
                 dz = dz + wj * dkl
             grads = mlp_grads(params, acts, dz.reshape(dz.shape[:-2] + (-1,)))
-            step += 1
-            a = active.astype(np.float64)
-            for i, g in enumerate(grads):
-                g = g + weight_decay * params[i]
-                m[i] = b1 * m[i] + (1 - b1) * g
-                v[i] = b2 * v[i] + (1 - b2) * g * g
-                upd = lr * (m[i] / (1 - b1 ** step)) / (np.sqrt(v[i] / (1 - b2 ** step)) + eps)
-                params[i] = params[i] - a.reshape((-1,) + (1,) * (g.ndim - 1)) * upd
+            opt.step(grads, active=active)  # stopped models keep their parameters
         val = nll(logits(params, x_val, T)[0], time_val, status_val, grad=False)[0]
         hist_train.append(loss)
         hist_val.append(val)

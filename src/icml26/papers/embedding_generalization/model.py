@@ -109,22 +109,6 @@ def embeddings(params, x) -> list[np.ndarray]:
     return forward(params, x)[1][1:]
 
 
-# --- optimiser ---------------------------------------------------------------------------------
-def adam_step(params, grads, m, v, t: int, lr: float, b1=0.9, b2=0.999, eps=1e-8,
-              weight_decay=0.0):
-    """One Adam step in place (torch.optim.Adam's form; weight decay is coupled L2 added to the
-    gradient, as torch's Adam(weight_decay=...) does)."""
-    c1, c2 = 1.0 - b1 ** t, 1.0 - b2 ** t
-    for p, g, mi, vi in zip(params, grads, m, v, strict=True):
-        if weight_decay:
-            g = g + weight_decay * p
-        mi *= b1
-        mi += (1.0 - b1) * g
-        vi *= b2
-        vi += (1.0 - b2) * g * g
-        p -= lr * (mi / c1) / (np.sqrt(vi / c2) + eps)
-
-
 def train_stack(params, x, y, mask, epochs: int, lr: float, weight_decay=0.0, dropout=0.0,
                 drop_rngs=None, log_every: int = 0):
     """Full-batch Adam on K stacked models (params with a leading model axis).
@@ -135,9 +119,10 @@ def train_stack(params, x, y, mask, epochs: int, lr: float, weight_decay=0.0, dr
     independent of the stack.
     Returns the trained params and the logged train losses {step: (K,)}.
     """
+    from icml26.npoptim import Adam
+
     params = [p.copy() for p in params]
-    m = [np.zeros_like(p) for p in params]
-    v = [np.zeros_like(p) for p in params]
+    opt = Adam(params, lr, weight_decay=weight_decay)  # torch.optim.Adam's update
     n_hidden = len(params) // 2 - 1
     n = y.shape[-1]
     log = {}
@@ -151,7 +136,7 @@ def train_stack(params, x, y, mask, epochs: int, lr: float, weight_decay=0.0, dr
         loss, dlogits = softmax_xent(logits, y, mask)
         dlogits = dlogits.astype(logits.dtype, copy=False)  # keep float32 stacks in float32
         grads = backward(params, acts, dlogits, masks)
-        adam_step(params, grads, m, v, t, lr, weight_decay=weight_decay)
+        opt.step(grads)
         if log_every and (t == 1 or t % log_every == 0 or t == epochs):
             log[t] = loss.copy()
     return params, log

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import Adam, ce_and_grad
+from icml26.npoptim import Adam
+
+from .model import ce_and_grad
 
 
 def fedavg(theta0, x1, Y, rounds: int, lr: float, log_every: int = 50):

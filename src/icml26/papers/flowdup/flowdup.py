@@ -28,8 +28,9 @@ from __future__ import annotations
 import numpy as np
 
 from icml26 import fed
+from icml26.npoptim import Adam
 
-from .model import Adam, ce_and_grad, with_ones
+from .model import ce_and_grad, with_ones
 
 HIDDEN = 64
 

@@ -1,4 +1,4 @@
-"""The personalized model f(x; theta) as a flat parameter vector, and a numpy Adam.
+"""The personalized model f(x; theta) as a flat parameter vector (Adam: icml26.npoptim).
 
 f is the ReLU MLP 16 -> 32 -> 4 (d = 676 parameters) of icml26.fed, stored flat so that a
 client's parameters can be written theta = theta_0 + P v. ``unflatten`` turns a stack of flat
@@ -114,24 +114,3 @@ def accuracy(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     logits, _ = fed.mlp_forward(unflatten(theta), x)
     return (logits.argmax(-1) == y).mean(-1)
 
-
-class Adam:
-    """torch.optim.Adam's update with its defaults, in numpy, for a list of arrays.
-
-    Elementwise, so runs or clients stacked on a leading axis stay independent.
-    """
-
-    def __init__(self, params: list[np.ndarray], lr: float, betas=(0.9, 0.999), eps=1e-8):
-        self.params, self.lr, self.b1, self.b2, self.eps = params, float(lr), *betas, eps
-        self.m = [np.zeros_like(p) for p in params]
-        self.v = [np.zeros_like(p) for p in params]
-        self.t = 0
-
-    def step(self, grads: list[np.ndarray]) -> None:
-        self.t += 1
-        c1, c2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        for p, g, m, v in zip(self.params, grads, self.m, self.v, strict=True):
-            m += (1 - self.b1) * (g - m)
-            v *= self.b2
-            v += (1 - self.b2) * g * g
-            p -= (self.lr / c1) * m / (np.sqrt(v / c2) + self.eps)
