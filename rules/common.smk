@@ -48,6 +48,17 @@ wildcard_constraints:
     shard=r"[A-Za-z0-9.+~-]+",
 
 
+def benchmark_file(job):
+    """Snakemake's benchmark file of one job of a paper at this scale (wall, sampled CPU, RSS)."""
+    return f"benchmarks/{SCALE}/{{paper}}/{job}.tsv"
+
+
+def usage_file(job):
+    """The job's own CPU account beside its benchmark file: exact CPU seconds and how many of
+    them were start-up (written by icml26.jobs, read by icml26.budget)."""
+    return f"benchmarks/{SCALE}/{{paper}}/{job}.usage.json"
+
+
 def paper_config_hash(wildcards):
     """Hash of the paper's resolved config: a change reruns only that paper's jobs. The job
     resolves the config itself (icml26.jobs.paper_config) and checks it has this hash."""

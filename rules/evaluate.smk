@@ -8,10 +8,11 @@ rule evaluate:
         metrics="results/{paper}/eval/{shard}.csv",
     params:
         cfg_hash=paper_config_hash,
+        usage=usage_file("evaluate_{shard}"),
     log:
         "logs/{paper}/evaluate_{shard}.log",
     benchmark:
-        f"benchmarks/{SCALE}/{{paper}}/evaluate_{{shard}}.tsv"
+        benchmark_file("evaluate_{shard}")
     threads: 1
     resources:
         mem_mb=2000,

@@ -4,10 +4,11 @@ rule prepare:
         data="results/{paper}/data.npz",
     params:
         cfg_hash=paper_config_hash,
+        usage=usage_file("prepare"),
     log:
         "logs/{paper}/prepare.log",
     benchmark:
-        f"benchmarks/{SCALE}/{{paper}}/prepare.tsv"
+        benchmark_file("prepare")
     threads: 1
     resources:
         mem_mb=2000,

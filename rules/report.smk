@@ -19,11 +19,12 @@ rule report:
         ),
     params:
         cfg_hash=paper_config_hash,
+        usage=usage_file("report"),
         captions=figure_captions,
     log:
         "logs/{paper}/report.log",
     benchmark:
-        f"benchmarks/{SCALE}/{{paper}}/report.tsv"
+        benchmark_file("report")
     threads: 1
     resources:
         mem_mb=2000,

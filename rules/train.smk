@@ -7,10 +7,11 @@ rule train:
         curves="results/{paper}/train/{shard}.csv",
     params:
         cfg_hash=paper_config_hash,
+        usage=usage_file("train_{shard}"),
     log:
         "logs/{paper}/train_{shard}.log",
     benchmark:
-        f"benchmarks/{SCALE}/{{paper}}/train_{{shard}}.tsv"
+        benchmark_file("train_{shard}")
     threads: 1
     resources:
         mem_mb=train_mem_mb,

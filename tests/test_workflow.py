@@ -68,6 +68,9 @@ def test_smoke_writes_every_contract_file(smoke):
     for paper in PAPERS:
         bench = smoke / "benchmarks" / "smoke" / paper
         assert (bench / "prepare.tsv").exists() and (bench / "report.tsv").exists()
+        for tsv in bench.glob("*.tsv"):   # every job wrote its own CPU account beside it
+            usage = json.loads(tsv.with_suffix(".usage.json").read_text())
+            assert 0 < usage["startup_cpu_s"] <= usage["cpu_s"], tsv
         logs = sorted((smoke / "logs" / paper).glob("train_*.log"))
         assert logs and all("train shard" in log.read_text() for log in logs), paper
 

@@ -1,21 +1,24 @@
-"""CPU seconds per paper and scale, from Snakemake's benchmark files, against the budgets.
+"""CPU seconds per paper and scale against the budgets, and how much of it is job start-up.
 
     python -m icml26.budget [benchmarks]      (or: make budget)
 
-A job's CPU seconds are the larger of its sampled ``cpu_time`` and its wall time ``s``:
-psutil samples CPU time once a second, so very short jobs report 0; for single-threaded
-jobs wall time is the honest upper bound, and multi-threaded jobs report more CPU than wall.
-Job start-up (interpreter, imports) is inside every benchmark. The sampled ``cpu_time`` sum
-is printed beside it: on a loaded machine wall time overstates the cost, and the verdict
-(which uses the larger) is only meaningful on an otherwise idle machine.
+Per job it reads the job's own account (``<job>.usage.json``, written by ``icml26.jobs``): CPU
+seconds from the kernel (``getrusage``) and the start-up share of them (interpreter,
+Snakemake's script preamble, and every import the job makes). These are exact also for short
+jobs and on a loaded machine. A job without an account (an older run) falls back to its
+Snakemake benchmark file: the larger of the sampled ``cpu_time`` (psutil samples once a second,
+so short jobs report 0) and the wall time ``s`` (the honest bound for a single-threaded job on
+an idle machine); its start-up is then unknown and the paper's start-up share is not given.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 BUDGETS = {"smoke": 15.0, "default": 180.0}
+STARTUP_GOAL = 0.10   # start-up at most this share of a scale's CPU (docs/performance.md)
 
 
 def job_times(tsv: Path) -> tuple[float, float]:
@@ -27,24 +30,49 @@ def job_times(tsv: Path) -> tuple[float, float]:
     return float(row.get("cpu_time", 0) or 0), float(row.get("s", 0) or 0)
 
 
-def job_seconds(tsv: Path) -> float:
-    return max(job_times(tsv))
+def job_account(tsv: Path) -> dict:
+    """CPU, start-up CPU (None if unknown) and wall seconds of one job."""
+    sampled, wall = job_times(tsv)
+    usage = tsv.with_suffix(".usage.json")
+    if usage.is_file():
+        record = json.loads(usage.read_text())
+        return {"cpu_s": record["cpu_s"], "startup_s": record["startup_cpu_s"], "wall_s": wall}
+    return {"cpu_s": max(sampled, wall), "startup_s": None, "wall_s": wall}
+
+
+def _row(paper: str, scale: str, accounts: list[dict]) -> dict:
+    cpu = sum(a["cpu_s"] for a in accounts)
+    known = all(a["startup_s"] is not None for a in accounts)
+    startup = sum(a["startup_s"] for a in accounts) if known else None
+    budget = BUDGETS.get(scale)
+    return {
+        "paper": paper, "scale": scale, "jobs": len(accounts), "cpu_s": round(cpu, 1),
+        "wall_s": round(sum(a["wall_s"] for a in accounts), 1),
+        "startup_s": None if startup is None else round(startup, 1),
+        "startup_share": None if startup is None or cpu <= 0 else round(startup / cpu, 3),
+        "budget_s": budget, "ok": None if budget is None else cpu <= budget,
+    }
 
 
 def table(bench_dir: Path) -> list[dict]:
+    """One row per paper and scale, then one 'all papers' row per scale."""
     rows = []
     for scale_dir in sorted(p for p in bench_dir.iterdir() if p.is_dir()):
+        everything = []
         for paper_dir in sorted(p for p in scale_dir.iterdir() if p.is_dir()):
-            files = sorted(paper_dir.glob("*.tsv"))
-            total = sum(job_seconds(f) for f in files)
-            sampled = sum(job_times(f)[0] for f in files)
-            budget = BUDGETS.get(scale_dir.name)
-            rows.append({
-                "paper": paper_dir.name, "scale": scale_dir.name, "jobs": len(files),
-                "cpu_s": round(total, 1), "sampled_cpu_s": round(sampled, 1), "budget_s": budget,
-                "ok": None if budget is None else total <= budget,
-            })
+            accounts = [job_account(f) for f in sorted(paper_dir.glob("*.tsv"))]
+            if accounts:
+                rows.append(_row(paper_dir.name, scale_dir.name, accounts))
+                everything += accounts
+        if everything:
+            total = _row("all papers", scale_dir.name, everything)
+            total.update(budget_s=None, ok=None)
+            rows.append(total)
     return rows
+
+
+def _fmt(value, spec: str) -> str:
+    return "–" if value is None else format(value, spec)
 
 
 def main(argv=None) -> int:
@@ -54,13 +82,21 @@ def main(argv=None) -> int:
         print(f"no benchmarks at {bench_dir}: run the workflow first (make smoke / make reproduce)")
         return 1
     rows = table(bench_dir)
-    print("| paper | scale | jobs | CPU s | sampled cpu_time s | budget s | within |")
-    print("|---|---|---|---|---|---|---|")
+    print("| paper | scale | jobs | CPU s | job wall s | start-up CPU s | start-up share "
+          "| budget s | within |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         within = "–" if r["ok"] is None else ("yes" if r["ok"] else "**NO**")
-        budget = "–" if r["budget_s"] is None else f"{r['budget_s']:.0f}"
-        print(f"| {r['paper']} | {r['scale']} | {r['jobs']} | {r['cpu_s']:.1f} | "
-              f"{r['sampled_cpu_s']:.1f} | {budget} | {within} |")
+        share = "–" if r["startup_share"] is None else f"{100 * r['startup_share']:.0f}%"
+        name = f"**{r['paper']}**" if r["paper"] == "all papers" else r["paper"]
+        print(f"| {name} | {r['scale']} | {r['jobs']} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | "
+              f"{_fmt(r['startup_s'], '.1f')} | {share} | {_fmt(r['budget_s'], '.0f')} "
+              f"| {within} |")
+    for r in rows:
+        if r["paper"] == "all papers" and r["startup_share"] is not None:
+            goal = "within" if r["startup_share"] <= STARTUP_GOAL else "OVER"
+            print(f"start-up at {r['scale']}: {100 * r['startup_share']:.1f}% of "
+                  f"{r['cpu_s']:.0f} CPU-s ({goal} the {100 * STARTUP_GOAL:.0f}% goal)")
     return 0 if all(r["ok"] is not False for r in rows) else 2
 
 
