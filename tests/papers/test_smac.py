@@ -324,11 +324,12 @@ def _hand_agent(mu_bias: float) -> Agent:
     _set_(w, torch.zeros_like(w))
     _set_(b, torch.tensor([[mu_bias, mu_bias, 0.0, 0.0]]))
     (w1, b1), (w2, b2), (w3, b3) = agent.critics.target
-    _set_(w1, [[[0, 0, 1, 1], [0, 0, -1, -1]], [[0] * 4, [0] * 4]])
+    # stacked weights are (nets, in, out)
+    _set_(w1, [[[0, 0], [0, 0], [1, -1], [1, -1]], [[0, 0]] * 4])
     _set_(b1, torch.zeros_like(b1))
     _set_(w2, [[[1, 0], [0, 1]], [[0, 0], [0, 0]]])
     _set_(b2, torch.zeros_like(b2))
-    _set_(w3, [[[1, -1]], [[0, 0]]])
+    _set_(w3, [[[1], [-1]], [[0], [0]]])
     _set_(b3, [[0.0], [0.3]])
     return agent
 

@@ -112,3 +112,42 @@ def test_training_does_not_import_torch_dynamo():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out[-1] == "False"
+
+
+def test_stacked_mlps_are_independent_models():
+    """The shared stacked block: each model's output and gradient are its own, and each
+    initialisation matches the per-model reference it claims to reproduce."""
+    import torch
+    from torch import nn
+
+    from icml26 import stacked
+
+    gens = [torch.Generator().manual_seed(s) for s in (1, 2, 3)]
+    layers = stacked.orthogonal_init([3, 5, 2], gens, out_gain=0.5)
+    w0 = layers[0][0][1].detach().T                  # model 1, first layer, as (out, in)
+    assert torch.allclose(w0.T @ w0, 2.0 * torch.eye(3), atol=1e-5)   # gain sqrt(2)
+    ref = torch.empty(5, 3)
+    nn.init.orthogonal_(ref, gain=float(np.sqrt(2.0)), generator=torch.Generator().manual_seed(2))
+    assert torch.equal(ref, w0)
+    # from_linears: the stacked forward is each nn.Linear MLP's forward
+    torch.manual_seed(0)
+    nets = [nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2)) for _ in range(3)]
+    lin = stacked.from_linears([[m[0], m[2]] for m in nets])
+    x = torch.randn(3, 7, 3)
+    out = stacked.forward(lin, x, torch.relu)
+    for r, m in enumerate(nets):
+        assert torch.allclose(out[r], m(x[r]), atol=1e-6)
+    # a summed loss gives model r exactly its own gradient
+    out[1].sum().backward()
+    assert lin[0][0].grad[0].abs().sum() == 0 and lin[0][0].grad[2].abs().sum() == 0
+    ref_grad = torch.autograd.grad(nets[1](x[1]).sum(), nets[1][0].weight)[0]
+    assert torch.allclose(lin[0][0].grad[1], ref_grad.T, atol=1e-6)
+    # uniform_init draws nn.Linear's bounds per model from the model's own generator
+    u = stacked.uniform_init([4, 6, 1], [7, 8])
+    alone = stacked.uniform_init([4, 6, 1], [8])
+    assert all(torch.equal(a[1], b[0]) for a, b in zip(stacked.parameters(u),
+                                                         stacked.parameters(alone), strict=True))
+    assert u[0][0].abs().max() <= 0.5 and u[1][0].abs().max() <= 1 / np.sqrt(6)
+    net = stacked.StackedMLP(u, activation=torch.tanh)
+    assert [p.shape for p in net.parameters()] == [(2, 4, 6), (2, 6, 1), (2, 1, 6), (2, 1, 1)]
+    assert stacked.model(u, 1)[0].shape == (4, 6)

@@ -26,9 +26,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..stacked import StackedMLP, orthogonal_init
 from .buffer import ReplayBuffer
 from .optim import Adam
-from .ppo import EnsembleMLP, clip_grad_norm_per_agent
+from .ppo import clip_grad_norm_per_agent
 
 
 @dataclass
@@ -53,7 +54,8 @@ class QEnsemble(nn.Module):
 
     def __init__(self, obs_dim, n_actions, hidden, generators):
         super().__init__()
-        self.net = EnsembleMLP([obs_dim, *hidden, n_actions], generators, activation=nn.ReLU)
+        self.net = StackedMLP(orthogonal_init([obs_dim, *hidden, n_actions], generators),
+                              activation=torch.relu)
 
     def forward(self, obs):
         return self.net(obs)

@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ..stacked import StackedMLP, orthogonal_init
 from .optim import Adam
 
 
@@ -53,36 +54,6 @@ class PPOConfig:
     hidden: tuple = (64, 64)
 
 
-class EnsembleMLP(nn.Module):
-    """A independent MLPs evaluated at once: x (A, B, in) -> (A, B, out), one bmm per layer.
-
-    Weights are initialised per agent from ``generators[a]`` (orthogonal, CleanRL's gains), so
-    agent a's initial parameters depend on its own seed only.
-    """
-
-    def __init__(self, sizes, generators, activation=nn.Tanh, out_gain=1.0):
-        super().__init__()
-        self.activation = activation()
-        self.weights, self.biases = nn.ParameterList(), nn.ParameterList()
-        n = len(sizes) - 1
-        for i in range(n):
-            gain = out_gain if i == n - 1 else float(np.sqrt(2.0))
-            w = torch.empty(len(generators), sizes[i], sizes[i + 1])
-            for a, g in enumerate(generators):
-                block = torch.empty(sizes[i + 1], sizes[i])
-                nn.init.orthogonal_(block, gain=gain, generator=g)
-                w[a] = block.T
-            self.weights.append(nn.Parameter(w))
-            self.biases.append(nn.Parameter(torch.zeros(len(generators), 1, sizes[i + 1])))
-
-    def forward(self, x):
-        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
-            x = torch.baddbmm(b, x, w)
-            if i < len(self.weights) - 1:
-                x = self.activation(x)
-        return x
-
-
 def clip_grad_norm_per_agent(params, max_norm: float) -> None:
     """torch.nn.utils.clip_grad_norm_ applied to each agent's slice (axis 0) separately."""
     grads = [p.grad for p in params if p.grad is not None]
@@ -97,8 +68,9 @@ class ActorCritic(nn.Module):
 
     def __init__(self, obs_dim, n_actions, hidden, generators):
         super().__init__()
-        self.actor = EnsembleMLP([obs_dim, *hidden, n_actions], generators, out_gain=0.01)
-        self.critic = EnsembleMLP([obs_dim, *hidden, 1], generators, out_gain=1.0)
+        self.actor = StackedMLP(orthogonal_init([obs_dim, *hidden, n_actions], generators,
+                                                out_gain=0.01))
+        self.critic = StackedMLP(orthogonal_init([obs_dim, *hidden, 1], generators, out_gain=1.0))
 
     def value(self, obs):
         return self.critic(obs).squeeze(-1)

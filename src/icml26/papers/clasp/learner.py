@@ -7,8 +7,9 @@ are batched matmuls, so one Adam step trains all of them. The loss is the sum of
 losses, so each net's gradient is exactly its own; Adam is elementwise, so each net follows the
 same trajectory as if trained alone. The data of every net are padded to the same number of rows
 (zero weight), a number fixed by the config and the round, so a net's numbers do not depend on
-which other nets share its batch (checked in the tests). The shared ``icml26.rl.nets.mlp`` builds
-one unbatched network, hence this small batched version.
+which other nets share its batch (checked in the tests). The stacked layers, their
+initialisation and forward pass are the shared ``icml26.stacked`` block; this class adds the
+output scale, net subsets and the weighted behaviour-cloning fit.
 
 Device: the weights, the Adam state and the training data live on ``device`` (config ``device``
 through ``icml26.seeding.torch_device``); the initial weights are drawn on the CPU generator and
@@ -18,11 +19,10 @@ protocol around the learner are numpy on the CPU: ``act`` takes and returns nump
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
+from icml26 import stacked
 from icml26.rl.optim import Adam
 
 
@@ -31,19 +31,9 @@ class BatchedPolicy:
                  device=None):
         self.out_scale = out_scale
         self.device = torch.device("cpu") if device is None else torch.device(device)
-        sizes = [(2, hidden), (hidden, hidden), (hidden, 2)]
-        per_net = []
-        for seed in seeds:
-            g = torch.Generator().manual_seed(int(seed) % (2**63))
-            layers = []
-            for fan_in, fan_out in sizes:
-                bound = 1.0 / math.sqrt(fan_in)  # torch.nn.Linear's default initialisation
-                W = (torch.rand(fan_in, fan_out, generator=g) * 2 - 1) * bound
-                b = (torch.rand(1, fan_out, generator=g) * 2 - 1) * bound
-                layers += [W, b]
-            per_net.append(layers)
-        self.params = [torch.stack(p).to(self.device).requires_grad_()
-                       for p in zip(*per_net, strict=True)]
+        # nn.Linear's default initialisation per net from its own seed, drawn on the CPU
+        self.layers = stacked.uniform_init([2, hidden, hidden, 2], seeds, self.device)
+        self.params = stacked.parameters(self.layers)
 
     @property
     def n_nets(self) -> int:
@@ -53,10 +43,8 @@ class BatchedPolicy:
         """X: (nets, n, 2) -> actions (nets, n, 2); ``idx`` selects a subset of the nets."""
         if idx is not None:
             idx = torch.as_tensor(idx, device=self.device)
-        W1, b1, W2, b2, W3, b3 = self.params if idx is None else [p[idx] for p in self.params]
-        h = torch.tanh(torch.baddbmm(b1, X, W1))
-        h = torch.tanh(torch.baddbmm(b2, h, W2))
-        return self.out_scale * torch.tanh(torch.baddbmm(b3, h, W3))
+        layers = self.layers if idx is None else [[p[idx] for p in lay] for lay in self.layers]
+        return self.out_scale * stacked.forward(layers, X, torch.tanh, last=torch.tanh)
 
     @torch.no_grad()
     def act(self, obs: np.ndarray, idx=None) -> np.ndarray:
@@ -83,7 +71,7 @@ class BatchedPolicy:
         return float(loss.detach()) / max(self.n_nets, 1)
 
     def export(self, i: int) -> list[np.ndarray]:
-        return [p[i].detach().cpu().numpy().copy() for p in self.params]
+        return stacked.model(self.layers, i)
 
 
 def numpy_forward(weights: list[np.ndarray], X: np.ndarray, out_scale: float = 0.05):

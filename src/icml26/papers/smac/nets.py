@@ -2,8 +2,9 @@
 
 Every run of a train job has its own actor and twin critics. To vectorise over runs, each
 network of the shared module (TanhGaussianPolicy, QNetwork, built per run under that run's
-torch seed, so initialisation does not depend on sharding) is converted to stacked weights of
-shape (R, out, in) and evaluated with one batched matmul per layer. Losses are sums over runs
+torch seed, so initialisation does not depend on sharding) is converted to stacked weights
+(the shared ``icml26.stacked`` block: W (R, in, out), b (R, 1, out)) and evaluated with one
+batched matmul per layer. Losses are sums over runs
 of per-run losses, and Adam is elementwise, so the R runs train exactly as R separate models.
 
 Device: each network is built on the CPU under its run's seed (the same initial weights on every
@@ -18,6 +19,7 @@ import math
 import torch
 from torch import nn
 
+from icml26 import stacked
 from icml26.rl.nets import QNetwork, TanhGaussianPolicy
 
 LOG_STD_MIN, LOG_STD_MAX = -5.0, 2.0
@@ -29,28 +31,9 @@ def _linears(module: nn.Module) -> list[nn.Linear]:
     return [m for m in module.modules() if isinstance(m, nn.Linear)]
 
 
-def stack_layers(modules: list[list[nn.Linear]], device=None) -> list[list[torch.Tensor]]:
-    """[(W, b)] per layer with a leading run axis, as fresh leaf tensors on ``device``."""
-    dev = torch.device("cpu") if device is None else torch.device(device)
-    out = []
-    for layer in zip(*modules, strict=True):
-        w = torch.stack([m.weight.detach() for m in layer]).to(dev).clone().requires_grad_(True)
-        b = torch.stack([m.bias.detach() for m in layer]).to(dev).clone().requires_grad_(True)
-        out.append([w, b])
-    return out
-
-
 def forward(layers, x: torch.Tensor) -> torch.Tensor:
     """ReLU MLP over a run axis: x (R, B, in) -> (R, B, out)."""
-    for i, (w, b) in enumerate(layers):
-        x = torch.baddbmm(b.unsqueeze(1), x, w.transpose(1, 2))
-        if i < len(layers) - 1:
-            x = torch.relu(x)
-    return x
-
-
-def params(layers) -> list[torch.Tensor]:
-    return [t for layer in layers for t in layer]
+    return stacked.forward(layers, x, torch.relu)
 
 
 class Actors:
@@ -65,15 +48,15 @@ class Actors:
         self.act_dim = act_dim
         self.hidden = tuple(hidden)
         self.device = torch.device("cpu") if device is None else torch.device(device)
-        self.layers = stack_layers([_linears(m.body) for m in mods], self.device)
-        head = stack_layers([[m.mu] for m in mods], self.device)[0]
-        head_s = stack_layers([[m.log_std] for m in mods], self.device)[0]
-        w = torch.cat([head[0].detach(), head_s[0].detach()], 1).requires_grad_(True)
-        b = torch.cat([head[1].detach(), head_s[1].detach()], 1).requires_grad_(True)
+        self.layers = stacked.from_linears([_linears(m.body) for m in mods], self.device)
+        head = stacked.from_linears([[m.mu] for m in mods], self.device)[0]
+        head_s = stacked.from_linears([[m.log_std] for m in mods], self.device)[0]
+        w = torch.cat([head[0].detach(), head_s[0].detach()], 2).requires_grad_(True)
+        b = torch.cat([head[1].detach(), head_s[1].detach()], 2).requires_grad_(True)
         self.layers.append([w, b])
 
     def parameters(self):
-        return params(self.layers)
+        return stacked.parameters(self.layers)
 
     def dist(self, obs, layers=None):
         """mu, log_std (clamped to [-5, 2]) of the pre-tanh Gaussian; obs (R, B, 2)."""
@@ -115,15 +98,16 @@ class Actors:
         out = []
         for r in range(layers[0][0].shape[0]):
             d = {}
+            # stacked W (R, in, out), b (R, 1, out); nn.Linear's are (out, in), (out,)
             for i, (w, b) in enumerate(layers[:-1]):
-                d[f"body.{2 * i}.weight"] = w[r].detach().cpu().numpy().copy()
-                d[f"body.{2 * i}.bias"] = b[r].detach().cpu().numpy().copy()
+                d[f"body.{2 * i}.weight"] = w[r].detach().T.cpu().numpy().copy()
+                d[f"body.{2 * i}.bias"] = b[r, 0].detach().cpu().numpy().copy()
             w, b = layers[-1]
             k = self.act_dim
-            d["mu.weight"] = w[r, :k].detach().cpu().numpy().copy()
-            d["mu.bias"] = b[r, :k].detach().cpu().numpy().copy()
-            d["log_std.weight"] = w[r, k:].detach().cpu().numpy().copy()
-            d["log_std.bias"] = b[r, k:].detach().cpu().numpy().copy()
+            d["mu.weight"] = w[r, :, :k].detach().T.cpu().numpy().copy()
+            d["mu.bias"] = b[r, 0, :k].detach().cpu().numpy().copy()
+            d["log_std.weight"] = w[r, :, k:].detach().T.cpu().numpy().copy()
+            d["log_std.bias"] = b[r, 0, k:].detach().cpu().numpy().copy()
             out.append(d)
         return out
 
@@ -145,11 +129,11 @@ class Critics:
             torch.manual_seed(s % (2**63))
             mods.extend(QNetwork(obs_dim, act_dim, hidden) for _ in range(n_q))
         self.n_q = n_q
-        self.layers = stack_layers([_linears(m) for m in mods], device)
+        self.layers = stacked.from_linears([_linears(m) for m in mods], device)
         self.target = [[t.detach().clone() for t in layer] for layer in self.layers]
 
     def parameters(self):
-        return params(self.layers)
+        return stacked.parameters(self.layers)
 
     def __call__(self, obs, act, target: bool = False):
         """Q_k(s, a) for every run and critic: obs, act (R, B, d) -> (R, n_q, B)."""
@@ -181,10 +165,10 @@ class ValueNets:
             mods.append(nn.Sequential(nn.Linear(obs_dim, hidden[0]), nn.ReLU(),
                                       nn.Linear(hidden[0], hidden[1]), nn.ReLU(),
                                       nn.Linear(hidden[1], 1)))
-        self.layers = stack_layers([_linears(m) for m in mods], device)
+        self.layers = stacked.from_linears([_linears(m) for m in mods], device)
 
     def parameters(self):
-        return params(self.layers)
+        return stacked.parameters(self.layers)
 
     def __call__(self, obs):
         return forward(self.layers, obs).squeeze(-1)
