@@ -154,3 +154,21 @@ def test_every_and_fraction_need_three_seeds():
 @pytest.mark.parametrize("df", [1, 2, 4, 9, 29, 30, 31, 100, 1000])
 def test_t_quantile_is_scipys_beyond_the_old_table(df):
     assert t975(df) == pytest.approx(sps.t.ppf(0.975, df), rel=1e-12)
+
+
+def test_rankdata_and_spearman_match_scipy_with_ties():
+    from scipy.stats import rankdata as scipy_rankdata
+    from scipy.stats import spearmanr
+
+    from icml26.stats import rankdata, spearman
+
+    assert rankdata([3, 1, 3, 2]).tolist() == [3.5, 1.0, 3.5, 2.0]
+    assert rankdata([]).size == 0
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        x = rng.integers(0, 6, 40).astype(float)
+        y = np.where(rng.random(40) < 0.5, x, rng.normal(size=40))
+        assert np.array_equal(rankdata(x), scipy_rankdata(x))
+        assert spearman(x, y) == pytest.approx(spearmanr(x, y)[0], abs=1e-12)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert np.isnan(spearman([1, 1, 1], [1, 2, 3])) and np.isnan(spearman([1, 2], [2, 1]))

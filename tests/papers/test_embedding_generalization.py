@@ -255,13 +255,12 @@ def test_claims_resample_seeds():
 
 
 def test_claim_spearman_is_scipys_with_ties():
-    from scipy.stats import rankdata, spearmanr
+    from scipy.stats import spearmanr
 
     rng = np.random.default_rng(3)
     for _ in range(20):
         x = rng.integers(0, 5, size=30).astype(float)
         y = np.repeat(rng.normal(size=15), 2)
-        assert np.allclose(claims._ranks(x), rankdata(x))
         assert claims.rho({"a": x, "b": y}, "a", "b") == pytest.approx(spearmanr(x, y)[0])
 
 

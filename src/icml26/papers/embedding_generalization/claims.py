@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from icml26.claims import Claim, check_pooled
+from icml26.stats import spearman
 
 PREDICTORS = {  # column -> label; the first is the paper's predictor
     "id_final": "final-layer TwoNN ID",
@@ -37,24 +38,7 @@ def rho(frame, x: str, y: str) -> float:
     """Spearman rank correlation of two columns over rows where both are finite."""
     a, b = np.asarray(frame[x], dtype=float), np.asarray(frame[y], dtype=float)
     ok = np.isfinite(a) & np.isfinite(b)
-    if ok.sum() < 3 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
-        return float("nan")
-    ra, rb = _ranks(a[ok]), _ranks(b[ok])   # Spearman = Pearson of average ranks
-    ra, rb = ra - ra.mean(), rb - rb.mean()
-    return float(ra @ rb / np.sqrt((ra @ ra) * (rb @ rb)))
-
-
-def _ranks(x: np.ndarray) -> np.ndarray:
-    """Average ranks (1-based, ties share their mean rank), as scipy.stats.rankdata; a
-    plain-numpy version because the bootstrap calls it thousands of times."""
-    order = np.argsort(x, kind="mergesort")
-    xs = x[order]
-    new = np.r_[True, xs[1:] != xs[:-1]]
-    starts = np.flatnonzero(new)
-    ends = np.r_[starts[1:], x.size]
-    out = np.empty(x.size)
-    out[order] = ((starts + ends + 1) / 2.0)[np.cumsum(new) - 1]
-    return out
+    return spearman(a[ok], b[ok])
 
 
 COLUMNS = ("gap", "depth", "id_final", "id_first", "n_params", "w1_slope", "pop_gap", "bound")

@@ -28,40 +28,13 @@ import numpy as np
 
 from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Check, Claim, check_pooled
 from icml26.scaling import loglog_fit
+from icml26.stats import rankdata, spearman
 
 from .experiment import n_grid, setting_params
 
 STRUCTURAL = ("n_edges", "max_indeg")
 PREDICTORS = ("F_edge", "F_all", "n_edges", "max_indeg", "max_deg", "naive", "minimax")
 WELL, WIDE = "well", "wide"
-
-
-def rankdata(x) -> np.ndarray:
-    """Ranks 1..n with ties given their average rank (vectorised)."""
-    x = np.asarray(x, dtype=float)
-    n = len(x)
-    if n == 0:
-        return np.empty(0)
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    new = np.r_[True, xs[1:] != xs[:-1]]
-    starts = np.flatnonzero(new)
-    ends = np.r_[starts[1:], n]
-    ranks = np.empty(n)
-    ranks[order] = ((starts + 1 + ends) / 2.0)[np.cumsum(new) - 1]
-    return ranks
-
-
-def spearman(x, y) -> float:
-    """Spearman rank correlation (Pearson correlation of average ranks); NaN if either side is
-    constant or fewer than 3 pairs."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) < 3:
-        return float("nan")
-    rx, ry = rankdata(x), rankdata(y)
-    if rx.std() == 0 or ry.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 def with_design(cfg: dict, metrics):
