@@ -235,3 +235,34 @@ def test_stdlib_docstrings_do_not_depend_on_what_was_imported():
                              + code], capture_output=True, text=True)
     assert plain.returncode == 0, plain.stderr
     assert plain.stdout == loaded.stdout
+
+
+def test_kv_cache_view_equals_the_full_forward_and_sampling():
+    from icml26.lm.model import KVCachedGPT, MathCausalAttention
+
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(vocab_size=11, context=16, d_model=16, n_heads=2, n_layers=2)).eval()
+    idx = torch.randint(0, 11, (3, 12))
+    view = KVCachedGPT(m)
+    assert torch.allclose(view(idx[:, :5]), m(idx[:, :5])[:, -1:], atol=1e-5)
+    for t in range(6, 13):  # one new token per call, as in sampling
+        assert torch.allclose(view(idx[:, :t]), m(idx[:, :t])[:, -1:], atol=1e-5)
+    with pytest.raises(ValueError, match="grow within the context"):
+        view(idx[:, :12])                       # did not grow
+    draws = [sample(m, idx[:, :4], 8, generator=torch.Generator().manual_seed(3),
+                    temperature=0.9, top_p=0.95, kv_cache=kv) for kv in (False, True)]
+    assert torch.equal(draws[0], draws[1])
+    with pytest.raises(ValueError, match="exceed the context 16"):
+        sample(m, idx[:, :10], 7, generator=torch.Generator(), kv_cache=True)
+    # the math attention (same function) is accepted; another block is refused
+    KVCachedGPT(GPT(m.config, attention=MathCausalAttention))
+
+    class Other(torch.nn.Module):
+        def __init__(self, config, layer):
+            super().__init__()
+
+        def forward(self, x):
+            return x
+
+    with pytest.raises(TypeError, match="CausalSelfAttention"):
+        KVCachedGPT(GPT(m.config, attention=Other))

@@ -145,6 +145,57 @@ class GPT(nn.Module):
         return self.head(self.ln_f(x))
 
 
+class KVCachedGPT(nn.Module):
+    """A key/value-cached view of a ``GPT`` for incremental decoding (eval mode, no grad).
+
+    ``GPT.forward`` recomputes every prefix position and projects all of them onto the
+    vocabulary; called on a sequence that grew since the last call, this view runs only the new
+    positions (the keys and values of earlier ones are cached per layer) and returns the logits
+    of the last position, (batch, 1, vocab): the same numbers as ``gpt(seq)[:, -1:]`` up to
+    float rounding (tested). Sequences must grow within the context; one view per generation.
+    Attention blocks must be ``CausalSelfAttention`` (or a subclass computing the same
+    function): the view reads their ``qkv`` and ``proj`` and applies causal attention itself.
+    """
+
+    def __init__(self, gpt: GPT):
+        super().__init__()
+        for block in gpt.blocks:
+            if not isinstance(block.attn, CausalSelfAttention):
+                raise TypeError(f"KVCachedGPT needs CausalSelfAttention blocks, got "
+                                f"{type(block.attn).__name__}")
+        self.gpt = gpt
+        self.config = gpt.config
+        self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []
+        self.seen = 0
+
+    @torch.no_grad()
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        g, t0, t = self.gpt, self.seen, idx.shape[1]
+        if t > self.config.context or t0 >= t:
+            raise ValueError("KVCachedGPT: sequences must grow within the context")
+        x = g.tok(idx[:, t0:]) + g.pos(torch.arange(t0, t, device=idx.device))
+        # new position i (absolute t0 + i) may attend to every absolute position j <= t0 + i
+        mask = (torch.arange(t, device=idx.device)[None, :]
+                <= torch.arange(t0, t, device=idx.device)[:, None])
+        for li, block in enumerate(g.blocks):
+            attn = block.attn
+            b, n, d = x.shape
+            q, k, v = attn.qkv(block.ln1(x)).split(d, dim=2)
+            q, k, v = (z.view(b, n, attn.n_heads, d // attn.n_heads).transpose(1, 2)
+                       for z in (q, k, v))
+            if li < len(self.cache):
+                k = torch.cat([self.cache[li][0], k], dim=2)
+                v = torch.cat([self.cache[li][1], v], dim=2)
+                self.cache[li] = (k, v)
+            else:
+                self.cache.append((k, v))
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            x = x + attn.proj(y.transpose(1, 2).reshape(b, n, d))
+            x = x + block.ffn(block.ln2(x))
+        self.seen = t
+        return g.head(g.ln_f(x[:, -1:]))
+
+
 def n_params(model: nn.Module, exclude_embeddings: bool = False) -> int:
     """Trainable parameters, tied matrices counted once (optionally without embeddings)."""
     seen, total = set(), 0

@@ -115,21 +115,32 @@ def token_logprobs(model, idx: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def sample(model, prompt: torch.Tensor, n_new: int, *, generator: torch.Generator,
-           temperature: float = 1.0, top_p: float = 1.0) -> torch.Tensor:
+           temperature: float = 1.0, top_p: float = 1.0, kv_cache: bool = False) -> torch.Tensor:
     """Append ``n_new`` sampled tokens to each prompt row (batched), nucleus ``top_p``.
 
     Nucleus: keep the smallest set of most probable tokens whose mass reaches ``top_p`` (the
     token that crosses the threshold is kept), renormalise, sample by inverse CDF. The
     uniforms come from ``generator`` (on its own device, the CPU by default) and are moved to
     the model's device; the result lies on the model's device.
+
+    ``kv_cache``: decode through a ``KVCachedGPT`` view of a ``GPT`` (only the new position per
+    step; the same tokens up to float rounding), for prompt plus ``n_new`` within the context.
     """
     was_training = model.training
     model.eval()
     ctx = model.config.context
     dev = device_of(model)
     seq = prompt.clone().to(dev)
+    net = model
+    if kv_cache:
+        from .model import KVCachedGPT
+
+        if prompt.shape[1] + n_new > ctx:
+            raise ValueError(f"kv_cache: prompt {prompt.shape[1]} + {n_new} new tokens exceed "
+                             f"the context {ctx}")
+        net = KVCachedGPT(model)
     for _ in range(n_new):
-        logits = model(seq[:, -ctx:])[:, -1, :] / temperature
+        logits = net(seq[:, -ctx:])[:, -1, :] / temperature
         probs = F.softmax(logits, dim=-1)
         if top_p < 1.0:
             sorted_p, order = probs.sort(dim=-1, descending=True)

@@ -73,60 +73,15 @@ def fit(model: GPT, train_ids: np.ndarray, opt_cfg: dict, seed: int, *, val_ids=
     return curve, saved
 
 
-class CachedSampler(torch.nn.Module):
-    """A key/value-cached view of a GPT for ``sample`` (which feeds the whole sequence at every
-    step and reads the last position's logits).
-
-    The shared ``GPT.forward`` recomputes every prefix position and projects all of them onto
-    the 2,001-word vocabulary at every step; this view runs only the positions it has not seen
-    yet (keys and values of the earlier ones are cached per layer) and applies the head at the
-    last position only. Same numbers as ``GPT.forward(seq)[:, -1:]`` (tested); eval mode only,
-    sequences within the context, one view per generation call.
-    """
-
-    def __init__(self, gpt: GPT):
-        super().__init__()
-        self.gpt = gpt
-        self.config = gpt.config
-        self.cache: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self.seen = 0
-
-    @torch.no_grad()
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        g, t0, t = self.gpt, self.seen, idx.shape[1]
-        if t > self.config.context or t0 >= t:
-            raise ValueError("CachedSampler: sequences must grow within the context")
-        x = g.tok(idx[:, t0:]) + g.pos(torch.arange(t0, t, device=idx.device))
-        # new position i (absolute t0 + i) may attend to every absolute position j <= t0 + i
-        mask = (torch.arange(t, device=idx.device)[None, :]
-                <= torch.arange(t0, t, device=idx.device)[:, None])
-        for li, block in enumerate(g.blocks):
-            attn = block.attn
-            b, n, d = x.shape
-            q, k, v = attn.qkv(block.ln1(x)).split(d, dim=2)
-            q, k, v = (z.view(b, n, attn.n_heads, d // attn.n_heads).transpose(1, 2)
-                       for z in (q, k, v))
-            if li < len(self.cache):
-                k = torch.cat([self.cache[li][0], k], dim=2)
-                v = torch.cat([self.cache[li][1], v], dim=2)
-                self.cache[li] = (k, v)
-            else:
-                self.cache.append((k, v))
-            y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-            x = x + attn.proj(y.transpose(1, 2).reshape(b, n, d))
-            x = x + block.ffn(block.ln2(x))
-        self.seen = t
-        return g.head(g.ln_f(x[:, -1:]))
-
-
 def generate(model: GPT, prompts: np.ndarray, n_new: int, seed: int, temperature: float,
              top_p: float, batch: int = 200) -> np.ndarray:
-    """Prompt + ``n_new`` sampled tokens per row (nucleus sampling, shared ``sample``)."""
+    """Prompt + ``n_new`` sampled tokens per row (nucleus sampling: the shared ``sample``,
+    decoding through its key/value cache)."""
     gen = torch.Generator().manual_seed(int(seed))
     model.eval()
     out = []
     for i in range(0, len(prompts), batch):
-        out.append(sample(CachedSampler(model), as_tensor(prompts[i : i + batch]), n_new,
-                          generator=gen, temperature=temperature, top_p=top_p).cpu().numpy())
+        out.append(sample(model, as_tensor(prompts[i : i + batch]), n_new, generator=gen,
+                          temperature=temperature, top_p=top_p, kv_cache=True).cpu().numpy())
     model.eval()
     return np.concatenate(out)
