@@ -29,7 +29,7 @@ smoke: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --config scale=smoke
 
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 budget: $(STAMP)
 	$(BIN)/python -m icml26.budget benchmarks

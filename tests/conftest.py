@@ -32,3 +32,16 @@ def smoke(tmp_path_factory):
         raise AssertionError(
             f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return work
+
+
+# `make test` runs the suite on 2 workers (pytest-xdist, --dist loadgroup). Each test module
+# stays on one worker, so module-scoped fixtures are built once; the modules that read the
+# shared smoke run (the session fixture above) share one worker, so it is built once too.
+SMOKE_MODULES = {"test_workflow", "test_figures"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        name = item.module.__name__.rsplit(".", 1)[-1]
+        group = "smoke" if name in SMOKE_MODULES else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
