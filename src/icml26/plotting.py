@@ -105,6 +105,11 @@ def legend_outside(where, handles=None, labels=None, *, below: bool = False, **k
                         borderaxespad=0.0, **kwargs)
 
 
+def method_label(cfg: dict, method: str) -> str:
+    """A method's display name: the paper config's ``labels`` entry, else its name."""
+    return cfg.get("labels", {}).get(method, method)
+
+
 def proposed_set(proposed) -> set:
     """A paper's PROPOSED (one id or several) as a set."""
     return {proposed} if isinstance(proposed, str) else set(proposed)

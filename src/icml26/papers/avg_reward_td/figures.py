@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, band_style, legend_outside, method_style, subplots
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    band_style,
+    legend_outside,
+    method_label,
+    method_style,
+    subplots,
+)
 from icml26.stats import loglog_slope
 
 from . import PROPOSED
@@ -22,13 +29,9 @@ from .claims import (
 from .experiment import metric_name
 
 
-def _label(cfg, method):
-    return cfg["labels"].get(method, method)
-
-
 def _style(cfg, method):
     style = method_style(method, cfg["methods"], PROPOSED)
-    style["label"] = _label(cfg, method)
+    style["label"] = method_label(cfg, method)
     if method.endswith("-raw"):  # ablation
         style["linestyle"] = "--"
     return style
@@ -173,7 +176,7 @@ def tables(cfg, metrics, curves) -> dict:
 
                 rows.append({
                     "chain": s, "kappa": f"{kappa(metrics, s):.1f}", "features": F,
-                    "method": _label(cfg, method), "a (best E_c)": f"{a:g}",
+                    "method": method_label(cfg, method), "a (best E_c)": f"{a:g}",
                     "E_c(T)": col("Ec"), "E_theta(T)": col("Etheta"),
                     "offset spread": col("offset_spread"),
                     "T_eps (best a)": f"{t:.0f} (a={a_t:g})" if np.isfinite(t) else "not reached",

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, band_style, legend_outside, method_style, subplots
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    band_style,
+    legend_outside,
+    method_label,
+    method_style,
+    subplots,
+)
 
 from . import PROPOSED
 from .claims import settings_of
 
 LN2 = float(np.log(2.0))
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _band(ax, cfg, part, metric, methods):
@@ -25,7 +28,7 @@ def _band(ax, cfg, part, metric, methods):
             continue
         steps = table.columns.to_numpy(float)
         mean, sd = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
-        style = method_style(m, cfg["methods"], PROPOSED) | {"label": _label(cfg, m)}
+        style = method_style(m, cfg["methods"], PROPOSED) | {"label": method_label(cfg, m)}
         ax.plot(steps, mean, **style)
         ax.fill_between(steps, mean - sd, mean + sd, **band_style(style))
 
@@ -79,7 +82,7 @@ def tables(cfg, metrics, curves) -> dict:
             part = metrics[(metrics["setting"] == s) & (metrics["method"] == m)]
             if not len(part):
                 continue
-            rows.append({"setting": s, "method": _label(cfg, m),
+            rows.append({"setting": s, "method": method_label(cfg, m),
                          "val loss (nats/char)": part["val_loss"].mean(),
                          "± std": part["val_loss"].std(ddof=0),
                          "bpc": part["bpc"].mean(), "bpc ± std": part["bpc"].std(ddof=0),
@@ -92,7 +95,7 @@ def tables(cfg, metrics, curves) -> dict:
             part = metrics[(metrics["setting"] == s) & (metrics["method"] == m)]
             if not len(part):
                 continue
-            vrows.append({"setting": s, "method": _label(cfg, m),
+            vrows.append({"setting": s, "method": method_label(cfg, m),
                           "test accuracy": part["test_acc"].mean(),
                           "± std": part["test_acc"].std(ddof=0),
                           "params": int(part["n_params"].iloc[0]),

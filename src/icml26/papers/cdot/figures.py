@@ -10,6 +10,7 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
@@ -18,10 +19,6 @@ from . import PROPOSED
 from .experiment import kind, perturbation
 
 FIG1_ORDER = ("G1", "L1", "L2", "L3")
-
-
-def _label(cfg, method):
-    return cfg["labels"].get(method, method)
 
 
 def _per_seed(metrics, method, settings, col) -> pd.Series:
@@ -57,9 +54,9 @@ def _fig_accuracy(cfg, metrics, curves, colors):
             patch.set_facecolor(colors["FGW"])
             patch.set_alpha(0.25)
         ax.plot([], [], color=colors["FGW"], alpha=0.5, linewidth=6,
-                label=f"{_label(cfg, 'FGW')} (random starts)")
-    for method, style, name in (("FGW", "--", f"{_label(cfg, 'FGW')} (product start)"),
-                                ("CDOT", "-", f"{_label(cfg, 'CDOT')} (any start)")):
+                label=f"{method_label(cfg, 'FGW')} (random starts)")
+    for method, style, name in (("FGW", "--", f"{method_label(cfg, 'FGW')} (product start)"),
+                                ("CDOT", "-", f"{method_label(cfg, 'CDOT')} (any start)")):
         per = [_per_seed(metrics, method, settings, "acc") for settings in fam.values()]
         mean = np.array([p.mean() if len(p) else np.nan for p in per])
         sd = np.array([p.std(ddof=1) if len(p) > 1 else 0.0 for p in per])
@@ -89,7 +86,7 @@ def _fig_pseudometric(cfg, metrics, curves, colors):
                          xytext=(0, 8), textcoords="offset points", ha="center", fontsize=8)
     ax1.axhline(0.02, color=REFERENCE_COLOR, linestyle=":", label="2% (claim)")
     ax1.set_ylim(0, 0.03)
-    ax1.set_xticks(range(len(methods)), [_label(cfg, m) for m in methods])
+    ax1.set_xticks(range(len(methods)), [method_label(cfg, m) for m in methods])
     ax1.set_ylabel("triangle-violation rate of sqrt(F)")
     ax1.set_title("(a) pseudometric check")
 
@@ -106,7 +103,7 @@ def _fig_pseudometric(cfg, metrics, curves, colors):
         prod = rows[rows["start"] == 0].set_index(key)["value"]
         rand = rows[rows["start"] > 0].join(prod.rename("product"), on=key)
         ax2.scatter(rand["product"], rand["value"], s=12, alpha=0.6, color=colors[m],
-                    label=_label(cfg, m), zorder=method_zorder(m, PROPOSED))
+                    label=method_label(cfg, m), zorder=method_zorder(m, PROPOSED))
         vals = np.r_[rand["product"].to_numpy(), rand["value"].to_numpy()]
         vals = vals[vals > 0]
         if vals.size:
@@ -147,7 +144,7 @@ def tables(cfg, metrics, curves) -> dict:
             sub = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
             if sub.empty:
                 continue
-            rows.append({"setting": s, "method": _label(cfg, m),
+            rows.append({"setting": s, "method": method_label(cfg, m),
                          **{name: _fmt(sub[c]) for c, name in cols.items() if c in sub}})
     if rows:
         out["Table 1: point-cloud matching (mean ± s.d. over seeds)"] = pd.DataFrame(rows)
@@ -157,7 +154,7 @@ def tables(cfg, metrics, curves) -> dict:
             sub = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
             if sub.empty:
                 continue
-            row = {"setting": s, "method": _label(cfg, m),
+            row = {"setting": s, "method": method_label(cfg, m),
                    "3-NN LOO accuracy": _fmt(sub["knn_acc"]), "mean chosen α": _fmt(sub["alpha"])}
             if "svm_acc" in sub and sub["svm_acc"].notna().any():
                 row["SVM 5-fold accuracy"] = _fmt(sub["svm_acc"])

@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import band_style, legend_outside, method_style, subplots
+from icml26.plotting import band_style, legend_outside, method_label, method_style, subplots
 
 from . import PROPOSED, env
 
 MAP_ROUND = 2  # the spec shows the map after round 2
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def success_vs_demos(cfg, metrics, curves):
@@ -29,7 +25,7 @@ def success_vs_demos(cfg, metrics, curves):
             x = table.columns.to_numpy(float)
             mean, std = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
             style = method_style(m, cfg["methods"], PROPOSED)
-            style["label"] = _label(cfg, m)
+            style["label"] = method_label(cfg, m)
             if "weight-only" in m or "map-only" in m:
                 style["linestyle"] = "--"
             if len(x) == 1:  # BC-offline: one point at the full budget
@@ -114,7 +110,7 @@ def tables(cfg, metrics, curves) -> dict:
             part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
             if part.empty:
                 continue
-            row = {"map": s, "method": _label(cfg, m)}
+            row = {"map": s, "method": method_label(cfg, m)}
             for col, name in (("success_id", "success (in-dist)"),
                               ("success_shift", "success (shift)"),
                               ("diversity", "diversity (bits)"), ("targeting", "demo targeting")):

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import band_style, legend_outside, method_style, subplots
+from icml26.plotting import band_style, legend_outside, method_label, method_style, subplots
 
 from . import PROPOSED
 from .claims import FULL, GRAD, lm_setting
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "8", "d")
-
-
-def _label(cfg, method):
-    return cfg.get("labels", {}).get(method, method)
 
 
 def _lm_methods(cfg, metrics):
@@ -33,7 +29,7 @@ def bpc_curves(cfg, metrics, curves):
         steps = table.columns.to_numpy(dtype=float)
         mean, std = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
         style = method_style(m, methods, PROPOSED)
-        style["label"] = _label(cfg, m)
+        style["label"] = method_label(cfg, m)
         ax.plot(steps, mean, **style)
         ax.fill_between(steps, mean - std, mean + std, **band_style(style, 0.18))
     ax.set_xlabel("training step")
@@ -56,7 +52,7 @@ def bpc_vs_params(cfg, metrics, curves):
         style = method_style(m, methods, PROPOSED)
         ax.scatter(part["n_params"], part["val_bpc"], color=style["color"],
                    marker=MARKERS[i % len(MARKERS)], s=36 if m in PROPOSED else 24,
-                   label=_label(cfg, m), zorder=style["zorder"])
+                   label=method_label(cfg, m), zorder=style["zorder"])
     ax.set_xlabel("trainable parameters (tied embeddings once)")
     ax.set_ylabel("final validation bpc (whole split)")
     ax.set_title("Validation bpc vs parameter count (one point per model and seed)")
@@ -81,7 +77,7 @@ def tables(cfg, metrics, curves) -> dict:
         bpc = part["val_bpc"].to_numpy(dtype=float)
         params = float(part["n_params"].mean())
         rows.append({
-            "model": _label(cfg, m),
+            "model": method_label(cfg, m),
             "parameters": int(round(params)),
             "ratio to Transformer-full": round(params / full_params, 3),
             "validation bpc (mean ± std)": f"{bpc.mean():.4f} ± {bpc.std(ddof=0):.4f}",

@@ -9,6 +9,7 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
@@ -18,10 +19,6 @@ from .claims import iqr, main_setting
 
 REWARDS = ("SP", "SPN", "DS", "DYT")
 REFERENCE = ("random", "do-nothing", "greedy")
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _ppo_sizes(cfg):
@@ -49,13 +46,14 @@ def gt_by_reward(cfg, metrics):
             x = j + (i - (len(rewards) - 1) / 2) * width
             ax.bar(x, v.mean(), width * 0.9, yerr=v.std(ddof=0), capsize=2, color=colors[m],
                    alpha=0.85 if m in PROPOSED else 0.6, hatch="//" if m == "SPN" else None,
-                   label=_label(cfg, m) if j == 0 else None, zorder=method_zorder(m, PROPOSED))
+                   label=method_label(cfg, m) if j == 0 else None,
+                   zorder=method_zorder(m, PROPOSED))
             ax.scatter(x + rng.uniform(-0.15, 0.15, v.size) * width, v, s=8, color="k", zorder=4)
         for ref, ls in (("greedy", "--"), ("random", ":")):
             v = part.loc[part["method"] == ref, "gt"].to_numpy(float)
             if v.size:
                 ax.hlines(v.mean(), j - 0.45, j + 0.45, colors=REFERENCE_COLOR, linestyles=ls,
-                          label=_label(cfg, ref) if j == 0 else None)
+                          label=method_label(cfg, ref) if j == 0 else None)
     ax.set_xticks(range(len(sizes)), [f"N = {n}" for n in sizes])
     ax.set_ylabel("ground-truth score GT")
     ax.set_ylim(0, 1.02)
@@ -82,7 +80,7 @@ def learning_curves(cfg, curves):
         mean, sd = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
         z = method_zorder(m, PROPOSED)
         ax.plot(steps, mean, color=colors[m], lw=2.2 if m in PROPOSED else 1.4,
-                ls="--" if m == "SPN" else "-", label=_label(cfg, m), zorder=z)
+                ls="--" if m == "SPN" else "-", label=method_label(cfg, m), zorder=z)
         ax.fill_between(steps, mean - sd, mean + sd, color=colors[m], alpha=0.15, lw=0,
                         zorder=z - 0.5)
     ax.set_xlabel("environment steps")
@@ -110,7 +108,7 @@ def tables(cfg, metrics, curves) -> dict:
                 continue
             rows.append({
                 "algorithm": "reference" if m in REFERENCE else s["algo"],
-                "N": int(s["n"]), "setting": setting, "policy": _label(cfg, m),
+                "N": int(s["n"]), "setting": setting, "policy": method_label(cfg, m),
                 "GT": part["gt"].mean(), "GT std (seeds)": part["gt"].std(ddof=0),
                 "IQR GT (seeds)": iqr(part["gt"]), "CVaR10": part["cvar10"].mean(),
                 "costly-action rate": part["costly_rate"].mean(),

@@ -11,15 +11,12 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
 
 from . import PROPOSED
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def metrics_by_setting(cfg, metrics):
@@ -38,7 +35,7 @@ def metrics_by_setting(cfg, metrics):
                     xs.append(j + (i - (len(methods) - 1) / 2) * width)
                     ys.append(v.mean())
                     es.append(v.std(ddof=0))
-            ax.bar(xs, ys, width, yerr=es, color=colors[m], label=_label(cfg, m), capsize=2,
+            ax.bar(xs, ys, width, yerr=es, color=colors[m], label=method_label(cfg, m), capsize=2,
                    zorder=method_zorder(m, PROPOSED))
         ax.set_xticks(range(len(settings)), settings)
         ax.set_title(title)
@@ -59,7 +56,7 @@ def calibration_s3(cfg, metrics):
             continue
         pred = np.array([part[f"dec_pred_{d}"].mean() for d in range(10)])
         true = np.array([part[f"dec_true_{d}"].mean() for d in range(10)])
-        ax.plot(pred, true, "-o", ms=3, color=colors[m], label=_label(cfg, m),
+        ax.plot(pred, true, "-o", ms=3, color=colors[m], label=method_label(cfg, m),
                 zorder=method_zorder(m, PROPOSED))
         hi = max(hi, pred.max(), true.max())
     ax.plot([0, hi], [0, hi], "--", color=REFERENCE_COLOR, lw=1)
@@ -104,7 +101,7 @@ def tables(cfg, metrics, curves) -> dict:
 
     rows = []
     for m in cfg["methods"]:
-        row = {"method": _label(cfg, m)}
+        row = {"method": method_label(cfg, m)}
         for s in cfg["settings"]:
             part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
             if not len(part):
@@ -118,7 +115,7 @@ def tables(cfg, metrics, curves) -> dict:
         for s in cfg["settings"]:
             part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
             if len(part):
-                rows2.append({"method": _label(cfg, m), "setting": s,
+                rows2.append({"method": method_label(cfg, m), "setting": s,
                               **{c: float(part[c].mean()) for c in
                                  ("cindex_2", "auc_1", "auc_2", "ibs_2", "calib_2")}})
     return {"Simulation table: cause-1 C-index / integrated Brier / calibration error "

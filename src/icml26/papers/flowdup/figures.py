@@ -9,16 +9,13 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
 
 from . import PROPOSED
 from .experiment import flowdup_variant, setting_params, upload_floats
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _methods(cfg, metrics):
@@ -41,7 +38,7 @@ def accuracy(cfg, metrics):
             ax.plot(np.full(len(vals), i), vals, "k.", ms=3, zorder=method_zorder(m, PROPOSED) + 1)
         ax.axhline(0.25, color=REFERENCE_COLOR, ls=":", lw=1)
         ax.set_xticks(range(len(methods)))
-        ax.set_xticklabels([_label(cfg, m) for m in methods], rotation=40, ha="right")
+        ax.set_xticklabels([method_label(cfg, m) for m in methods], rotation=40, ha="right")
         ax.set_ylim(0, 1)
         ax.set_title(f"setting {s} ({setting_params(cfg, s)['kind']})")
     axes[0][0].set_ylabel("mean accuracy, new unlabeled clients")
@@ -75,7 +72,7 @@ def angle(cfg, curves):
         idx = np.digitize(t, bins) - 1
         mids = [np.degrees(bins[b:b + 2].mean()) for b in range(12) if (idx == b).any()]
         means = [a[idx == b].mean() for b in range(12) if (idx == b).any()]
-        ax.plot(mids, means, "-", color=colors[m], label=_label(cfg, m), zorder=z)
+        ax.plot(mids, means, "-", color=colors[m], label=method_label(cfg, m), zorder=z)
     ax.axhline(0.25, color=REFERENCE_COLOR, ls=":", lw=1)
     ax.set_xlabel("client rotation angle alpha (degrees)")
     ax.set_ylabel("accuracy of the new client")
@@ -144,7 +141,7 @@ def tables(cfg, metrics, curves) -> dict:
 
     main, extra = [], []
     for m in _methods(cfg, metrics):
-        row = {"method": _label(cfg, m)}
+        row = {"method": method_label(cfg, m)}
         for s in cfg["settings"]:
             v = metrics.loc[(metrics["method"] == m) & (metrics["setting"] == s), "acc_new"]
             row[f"setting {s}"] = f"{v.mean():.3f} ± {v.std(ddof=0):.3f}" if len(v) else "–"
@@ -153,7 +150,7 @@ def tables(cfg, metrics, curves) -> dict:
             part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
             if not len(part):
                 continue
-            extra.append({"method": _label(cfg, m), "setting": s,
+            extra.append({"method": method_label(cfg, m), "setting": s,
                           "acc. new clients": float(part["acc_new"].mean()),
                           "acc. unlabeled training clients": float(part["acc_unlabeled"].mean()),
                           "acc. labeled training clients": float(part["acc_labeled"].mean()),

@@ -9,6 +9,7 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     pyplot,
     subplots,
@@ -18,10 +19,6 @@ from icml26.seeding import derive_seed
 from . import PROPOSED
 from .claims import find_setting, pooled_curve, pooled_m_star, seed_table
 from .experiment import m_star
-
-
-def _label(cfg, method):
-    return cfg.get("labels", {}).get(method, method)
 
 
 def _colors(cfg):
@@ -87,7 +84,7 @@ def sample_complexity(cfg, curves):
             if xs:
                 ax.errorbar(xs, ys, yerr=[np.maximum(lo, 0), np.maximum(hi, 0)], ls=ls,
                             marker="o", ms=4, capsize=3, color=colors[method],
-                            label=_label(cfg, method), zorder=method_zorder(method, PROPOSED))
+                            label=method_label(cfg, method), zorder=method_zorder(method, PROPOSED))
         if sweep == "A":
             ax.set_xscale("log", base=2)
             ax.set_xlabel("n (k = 2)")
@@ -118,7 +115,8 @@ def _curve_panel(ax, cfg, curves, setting, methods, colors):
         se = E.std(1, ddof=1) / np.sqrt(E.shape[1]) if E.shape[1] > 1 else 0 * mean
         ls = "--" if method == "oracle" else "-"
         z = method_zorder(method, PROPOSED)
-        ax.plot(ms, mean, ls, marker="o", ms=3, color=colors[method], label=_label(cfg, method),
+        ax.plot(ms, mean, ls, marker="o", ms=3, color=colors[method],
+                label=method_label(cfg, method),
                 zorder=z)
         ax.fill_between(ms, np.maximum(mean - se, 1e-6), mean + se, color=colors[method],
                         alpha=0.15, lw=0, zorder=z - 0.5)

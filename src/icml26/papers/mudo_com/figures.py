@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import legend_outside, method_style, subplots
+from icml26.plotting import legend_outside, method_label, method_style, subplots
 
 from . import PROPOSED
 
@@ -26,10 +26,6 @@ def _annotate(cfg: dict, metrics):
     return m
 
 
-def _label(cfg, method):
-    return cfg.get("labels", {}).get(method, method)
-
-
 def vs_domains(cfg, metrics):
     m = _annotate(cfg, metrics)
     rhos = sorted(m["rho"].unique())
@@ -44,7 +40,7 @@ def vs_domains(cfg, metrics):
                     continue
                 g = part.groupby("E")[col]
                 st = method_style(method, cfg["methods"], PROPOSED)
-                st["label"] = _label(cfg, method)
+                st["label"] = method_label(cfg, method)
                 ax.errorbar(g.mean().index, g.mean().values, yerr=g.std(ddof=0).values,
                             marker="o", capsize=2, **st)
             ax.set_xscale("log")
@@ -68,7 +64,7 @@ def vs_rho(cfg, metrics):
             continue
         g = part.groupby("rho")["mcc"]
         st = method_style(method, cfg["methods"], PROPOSED)
-        st["label"] = _label(cfg, method)
+        st["label"] = method_label(cfg, method)
         ax.errorbar(g.mean().index, g.mean().values, yerr=g.std(ddof=0).values, marker="o",
                     capsize=2, **st)
     ax.set_xlabel("dependence strength rho")

@@ -10,16 +10,13 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
 
 from . import PROPOSED
 from .claims import find_setting
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _sweep_settings(cfg, dataset):
@@ -52,7 +49,7 @@ def contamination_sweep(cfg, metrics):
                 continue
             ls = ":" if m == "huber" else ("--" if m == "optimistic-chi2" else "-")
             ax.errorbar(xs, mu, yerr=sd, color=colors[m], marker="o", ms=3, capsize=2, ls=ls,
-                        lw=2.2 if m == PROPOSED else 1.3, label=_label(cfg, m),
+                        lw=2.2 if m == PROPOSED else 1.3, label=method_label(cfg, m),
                         zorder=method_zorder(m, PROPOSED))
         ax.set_yscale("log")
         ax.set_xlabel("contamination fraction ε")
@@ -125,7 +122,7 @@ def tables(cfg, metrics, curves) -> dict:
         if "test_error" in sel and sel["test_error"].notna().any():
             # full profile's logistic variant: clean test error per method
             logit.append({"setting": setting, **{
-                ("ERM (logistic MLE)" if m == "erm" else _label(cfg, m)):
+                ("ERM (logistic MLE)" if m == "erm" else method_label(cfg, m)):
                     _fmt(sel.loc[sel["method"] == m, "test_error"])
                 for m in cfg["methods"] if m != "huber"}})
             continue
@@ -133,7 +130,7 @@ def tables(cfg, metrics, curves) -> dict:
         for m in cfg["methods"]:
             v = metrics.loc[(metrics["method"] == m) & (metrics["setting"] == setting),
                             "test_mse"]
-            row[_label(cfg, m)] = _fmt(v)
+            row[method_label(cfg, m)] = _fmt(v)
         rows.append(row)
         if "test_mse_perturbed" in sel and sel["test_mse_perturbed"].notna().any():
             def col(m, c, sel=sel):

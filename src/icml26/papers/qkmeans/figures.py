@@ -8,6 +8,7 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     pyplot,
     subplots,
@@ -28,10 +29,6 @@ def _d_colors(ds):
 
 def _digits(cfg):
     return [s for s, p in cfg["settings"].items() if (p or {}).get("dataset") == "digits"]
-
-
-def _label(cfg, method):
-    return cfg.get("labels", {}).get(method, method)
 
 
 def _headline_k(cfg, curves, setting):
@@ -71,7 +68,7 @@ def scaling_law(cfg, curves):
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("k (number of centres)")
-    ax.set_ylabel(f"cost / n ({_label(cfg, proxy)})")
+    ax.set_ylabel(f"cost / n ({method_label(cfg, proxy)})")
     ax.set_title("Scaling law: cost ~ k^(-2/d) (dashed: slope -2/d)")
     legend_outside(fig)
     return fig
@@ -103,7 +100,8 @@ def tradeoff(cfg, curves):
             zero = x.mean() <= 0
             ax.errorbar(left if zero else x.mean(), ratio.mean(), xerr=None if zero else x.std(),
                         yerr=ratio.std(), color=colors[m], marker=markers[m], ms=6, capsize=2,
-                        label=_label(cfg, m), clip_on=False, zorder=method_zorder(m, PROPOSED))
+                        label=method_label(cfg, m), clip_on=False,
+                        zorder=method_zorder(m, PROPOSED))
             if zero:
                 ax.annotate("0 evals", (left, ratio.mean()), textcoords="offset points",
                             xytext=(7, -3), fontsize=8, color=colors[m])

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from icml26.plotting import band_style, legend_outside, method_style, subplots
+from icml26.plotting import band_style, legend_outside, method_label, method_style, subplots
 
 from . import PROPOSED
 from .claims import BASELINES, SMAC
 
 METRICS = (("regret", "online regret (lower is better)"),
            ("initial_drop", "initial drop"), ("final_ns", "final NS"))
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _methods(cfg, curves):
@@ -38,7 +34,7 @@ def _curve_panels(cfg, curves, metric, xlabel, xscale=1.0, dashed_off=False):
             x = t.columns.to_numpy(dtype=float) * xscale
             mean, std = t.mean(axis=0).to_numpy(), t.std(axis=0, ddof=0).to_numpy()
             style = method_style(m, methods, PROPOSED)
-            style["label"] = _label(cfg, m)
+            style["label"] = method_label(cfg, m)
             ax.plot(x, mean, **style)
             ax.fill_between(x, mean - std, mean + std, **band_style(style))
             if dashed_off:
@@ -66,7 +62,7 @@ def make(cfg, metrics, curves) -> dict:
             style = method_style(m, methods, PROPOSED)
             ax.bar(i, v.mean(), yerr=v.std(ddof=0), color=style["color"], capsize=3,
                    zorder=style["zorder"])
-        ax.set_xticks(range(len(methods)), [_label(cfg, m) for m in methods], rotation=30,
+        ax.set_xticks(range(len(methods)), [method_label(cfg, m) for m in methods], rotation=30,
                       ha="right")
         ax.set_title(title)
     return {"finetune": fine, "valley": valley, "regret": fig}
@@ -84,20 +80,20 @@ def tables(cfg, metrics, curves) -> dict:
         best = min(base, key=base.get) if base else None
         for m in means:
             part = sub[sub["method"] == m]
-            row = {"dataset": setting, "method": _label(cfg, m)}
+            row = {"dataset": setting, "method": method_label(cfg, m)}
             for col in ("ns_off", "regret", "initial_drop", "final_ns", "valley_depth",
                         "monotonicity", "q_gap"):
                 v = part[col].astype(float)
                 row[col] = f"{v.mean():.3f} ± {v.std(ddof=0):.3f}"
             if m == SMAC and best is not None:
                 row["regret reduction vs best baseline"] = (
-                    f"{100 * (1 - means[m] / base[best]):.1f}% (vs {_label(cfg, best)})")
+                    f"{100 * (1 - means[m] / base[best]):.1f}% (vs {method_label(cfg, best)})")
             if m == "smac-td3" and "td3bc" in means:  # full profile: the TD3 transfer pair
                 row["regret reduction vs best baseline"] = (
-                    f"{100 * (1 - means[m] / means['td3bc']):.1f}% (vs {_label(cfg, 'td3bc')})")
+                    f"{100 * (1 - means[m] / means['td3bc']):.1f}% "
+                    f"(vs {method_label(cfg, 'td3bc')})")
             rows.append(row)
     return {"Online regret, initial drop, final NS and interpolation metrics "
             "(mean ± std over seeds)": pd.DataFrame(rows).fillna("")}
-
 
 

@@ -8,6 +8,7 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
@@ -16,10 +17,6 @@ from . import PROPOSED
 from .experiment import cell, setting_params
 
 ABLATIONS = ("st-only", "edges-only")
-
-
-def _label(cfg, method):
-    return cfg.get("labels", {}).get(method, method)
 
 
 def certified_accuracy(cfg, metrics, curves):
@@ -41,7 +38,7 @@ def certified_accuracy(cfg, metrics, curves):
             mean, std = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
             z = method_zorder(m, PROPOSED)
             ax.plot(r, mean, color=colors[m], lw=2.2 if m == PROPOSED else 1.4,
-                    ls="--" if m in ABLATIONS else "-", label=_label(cfg, m), zorder=z)
+                    ls="--" if m in ABLATIONS else "-", label=method_label(cfg, m), zorder=z)
             ax.fill_between(r, mean - std, mean + std, color=colors[m], alpha=0.15, lw=0,
                             zorder=z - 0.5)
         ref = metrics.loc[metrics["setting"] == setting, "ref_clean_acc"]
@@ -79,7 +76,7 @@ def tables(cfg, metrics, curves) -> dict:
             if mm.empty:
                 continue
             rows.append({
-                "threat": threat, "P": P, "method": _label(cfg, m),
+                "threat": threat, "P": P, "method": method_label(cfg, m),
                 "clean acc": float(mm["clean_acc"].mean()),
                 "cert. acc at r_head": float(mm["cert_acc_head"].mean()),
                 "r_head": r,
