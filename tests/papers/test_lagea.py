@@ -18,8 +18,8 @@ SLUG = "lagea"
 UP, DOWN, LEFT, RIGHT = 0, 1, 2, 3
 # exact read-outs of the three sub-goal scores (they are linear in phi)
 W_EXACT = np.array([[0, 0, 0, 1, 0, 0], [0, 0, 1, 0, 0, 1], [0, 0, 0, 0, 1, 0]], float)
-PRM = {"sim_noise": 0.03, "clip": 0.2, "rho_scale": 0.5, "rho_floor": 0.1, "window_sd": 4.0,
-       "window_floor": 0.3, "nokey_weight": 0.35}
+# the config's shaping parameters (official values; spec_* = the earlier reading)
+PRM = {k: v for k, v in pipeline.resolve(SLUG, "smoke")["params"].items() if k != "tasks"}
 
 
 # ---- task suite ------------------------------------------------------------------------------
@@ -144,12 +144,12 @@ def test_two_object_diagnosis_and_shaping_read_the_current_object():
     hold, ph = np.array([[1, 1, 0, 0]]), np.array([[0, 0, 1, 1]])
     obj = np.array([[[1, 1], [1, 1], [6, 3], [6, 3]]])
     phi = T.features(pos, hold, obj, np.array([[7, 7]]), 9)
-    r = shaping.episode_shaping(
-        _flags("GOALSIM"), phi, np.array([3]), np.array([True]), np.array([0]), np.array([0]),
-        np.array([True]), W_EXACT, np.zeros((1, 2, 4)), np.array([0.0]), PRM, ph, 2)[0]
-    # dp = [1/32, (1 + 11/16)/2 - 15/32 = 12/32 (clipped to 0.2), 0]: putting object 1 down is
-    # progress, not a drop to object 2's goal score
-    assert np.allclose(r, 0.5 * np.array([1 / 32, 0.2, 0]))
+    p, _ = shaping.reads(phi, W_EXACT, np.array([0]), np.zeros((1, 2, 4)), PRM, ph, 2)
+    # p = [(1 - 2/16)/2, (1 - 1/16)/2, (1 + 1 - 5/16)/2 twice] (object 2 is 5 from the goal):
+    # putting object 1 down is progress, not a drop to object 2's goal score
+    assert np.allclose(p[0], np.array([14, 15, 27, 27]) / 32)
+    r = _shape_parts("GOALSIM-DELTA", phi=phi, length=3, success=False, phase=ph, n_objects=2)
+    assert np.allclose(r, 0.5 * np.array([1 / 32, 0.2, 0]))  # 12/32 clipped to 0.2
 
 
 def test_two_object_training_runs_and_learns():
@@ -216,6 +216,32 @@ def test_schema_rejects_malformed_records():
     assert key[0] == 2 and err[0] == 0
 
 
+def test_success_records_and_the_grasp_keyframe():
+    # episode 0 succeeded, grasping at state 2; episode 1 failed (MISSED_OBJECT)
+    d_ao = np.array([[2, 1, 0, 0, 0], [3, 2, 1, 2, 3]])
+    d_og = np.array([[9, 9, 2, 1, 0], [9, 9, 9, 9, 9]])
+    hold = np.array([[0, 0, 1, 1, 1], [0, 0, 0, 0, 0]])
+    success = np.array([True, False])
+    err, key = reflector.true_diagnosis(d_ao, d_og, hold, np.array([4, 4]), success=success)
+    assert key.tolist() == [2, 2]
+    rec = reflector.reflect(err, key, [4, 4], [0.99, 0.99], [1, 0], 0.8, success)
+    assert rec[0]["outcome"] == "success" and rec[0]["error_type"] == "NONE"
+    assert rec[0]["keyframe"] == 3 and rec[1]["error_type"] == "FAILED_PLACEMENT"  # flipped
+    e, k, v = reflector.parse(rec, [4, 4])
+    assert e.tolist() == [-1, 1] and k.tolist() == [3, 2] and v.all()
+    assert not reflector.validate(rec[0] | {"error_type": "MISSED_OBJECT"}, 4)
+    assert not reflector.validate(rec[1] | {"error_type": "NONE"}, 4)
+
+
+def test_r01_settings_keep_the_earlier_env_reading():
+    cfg = pipeline.resolve(SLUG, "default")
+    assert experiment.setting_params(cfg, "fixed")["env_reward"] == "pm1"
+    assert experiment.setting_params(cfg, "fixed")["gamma"] == 0.99
+    sp = experiment.setting_params(cfg, "random-r01")
+    assert (sp["env_reward"], sp["gamma"], sp["goals"]) == ("zero_one", 0.97, "random")
+    assert qlearning.fail_value(qlearning.fail_reward("zero_one"), 0.97) == 0
+
+
 # ---- shared representation and shaping -------------------------------------------------------
 def test_ridge_readouts_recover_the_subgoal_scores():
     tl = [T.make_task(k) for k in range(4)]
@@ -228,59 +254,153 @@ def test_ridge_readouts_recover_the_subgoal_scores():
     assert np.allclose(phi @ W_EXACT.T, target)
 
 
-def _flags(method, B=1):
-    f = shaping.METHODS[method]
-    return {k: np.full(B, getattr(f, k)) for k in ("shaped", "feedback", "keyframe", "adaptive")}
-
-
 def _episode():
-    """Start (1,3), left, left (grasp at (1,1)), down; task 0, goal (7,7); failed, n = 3."""
+    """Start (1,3), left, left (grasp at (1,1)), down; task 0, goal (7,7); n = 3."""
     pos = np.array([[[1, 3], [1, 2], [1, 1], [2, 1]]])
     hold = np.array([[0, 0, 1, 1]])
     return T.features(pos, hold, np.array([[1, 1]]), np.array([[7, 7]]), 9)
 
 
-def _shape(method, failed=True, valid=True, sr=0.0, noise=None):
-    phi = _episode()
-    noise = np.zeros((1, 2, 4)) if noise is None else noise
-    return shaping.episode_shaping(
-        _flags(method), phi, np.array([3]), np.array([failed]), np.array([0]), np.array([1]),
-        np.array([valid]), W_EXACT, noise, np.array([sr]), PRM)[0]
+def _shape_parts(method, phi=None, length=3, success=False, valid=True, err=0, key=1, sr=0.0,
+                 sr_before=None, pos_frac=0.0, noise=None, prm=PRM, phase=None, n_objects=1):
+    """One episode through the same steps as qlearning.train_runs (step 3)."""
+    phi = _episode() if phi is None else phi
+    T1 = phi.shape[1]
+    noise = np.zeros((1, 2, T1)) if noise is None else noise
+    c = shaping.codes([shaping.METHODS[method]])
+    length, success = np.array([length]), np.array([success])
+    valid, key = np.array([valid]), np.array([key])
+    err = np.array([-1 if success[0] else err])
+    fb_row = np.where(valid & (err >= 0), 1 + err, 0)
+    p, g = shaping.reads(phi, W_EXACT, fb_row, noise, prm, phase, n_objects)
+    r_goal = shaping.goal_delta(p, prm)
+    sr_before = sr if sr_before is None else sr_before
+    coef = shaping.coefficient(c, np.array([sr]), np.array([sr_before]), np.array([pos_frac]),
+                               prm)
+    kappa = shaping.feedback_weights(c["keyframes"], p, length, key, valid, prm)
+    alpha = shaping.feedback_alpha(W_EXACT, fb_row, prm)
+    return shaping.episode_shaping(c, p, g, r_goal, kappa, alpha, coef, length, success,
+                                   ~success & valid & (err >= 0), valid, key, prm)[0]
 
 
-def test_lagea_shaping_by_hand():
-    # dp = [0, 0, 1/16] (goal progress only once the object moves); MISSED_OBJECT agreement
-    # dg = [1/16, 1/16, 0]; keyframe k = 1: w = [exp(-1/32) (>= 0.3), 1, exp(-1/32)]; rho 0.5
+# goal reads p = [4, 4, 4, 5] / 16 (the object moves once it is held); MISSED_OBJECT reads
+# g = [14, 15, 16, 16] / 16; the official deltas discount the next read by 0.99
+P = np.array([4, 4, 4, 5]) / 16
+G = np.array([14, 15, 16, 16]) / 16
+R_GOAL = np.tanh((0.99 * P[1:] - P[:-1]) / 0.05)
+R_FB = np.tanh((0.99 * G[1:] - G[:-1]) / 0.15)
+R_FB_GOAL = np.tanh((0.99 * P[1:] - P[:-1]) / 0.15)  # success / rejected: GOAL read-out
+
+
+def test_official_lagea_shaping_by_hand():
+    # MISSED_OBJECT and GOAL read-outs are orthogonal: agreement 1/2, alpha = 0.5 x 0.75; a
+    # 3-step episode has every frame as keyframe, so kappa = 1; SR = pos_frac = 0: rho_eff =
+    # 0.99, scale 0.99 / 0.25, r = 0.25 clip(scale fused, +-1)
+    fused = np.clip(0.625 * R_GOAL + 0.375 * R_FB, -1, 1)
+    expect = 0.25 * np.clip(0.99 / 0.25 * fused, -1, 1)
+    assert np.allclose(_shape_parts("LAGEA"), expect)
+    assert np.allclose(_shape_parts("LAGEA-NOKEY"), expect)
+    assert np.allclose(_shape_parts("LAGEA-CONST"), 0.25 * fused)  # scale 1
+    # SR 0.5, pos_frac 0.6: progress max(0.5, 0.36): rho_eff = 0.05 + 0.94 x 0.5
+    half = 0.25 * np.clip(0.52 / 0.25 * fused, -1, 1)
+    assert np.allclose(_shape_parts("LAGEA", sr=0.5, pos_frac=0.6), half)
+    # success: the feedback reads the GOAL read-out (agreement 1, alpha 0.5), the success step
+    # is not shaped (official mask r_env < 0)
+    fused_s = np.clip(0.5 * R_GOAL + 0.5 * R_FB_GOAL, -1, 1)
+    ok = _shape_parts("LAGEA", success=True)
+    assert np.allclose(ok[:2], 0.25 * np.clip(3.96 * fused_s[:2], -1, 1)) and ok[2] == 0
+    # a rejected record: the instruction fallback (GOAL read-out), every step shaped
+    assert np.allclose(_shape_parts("LAGEA", valid=False), 0.25 * np.clip(3.96 * fused_s, -1, 1))
+
+
+def test_baselines_and_spec_variants_by_hand():
+    assert np.allclose(_shape_parts("SPARSE"), 0)
+    # FuRL: level bonus 0.05 x cosine of the next state, cosine = 2 p - 1
+    assert np.allclose(_shape_parts("GOALSIM"), 0.05 * (2 * P[1:] - 1))
+    # the spec's reading: dp = [0, 0, 1/16], MISSED_OBJECT agreement dg = [1/16, 1/16, 0],
+    # keyframe k = 1: w = [exp(-1/32), 1, exp(-1/32)]; rho = 0.5 max(0.1, 1 - SR_ema before)
     w = np.exp(-0.5 * (1 / 4) ** 2)
-    assert np.allclose(_shape("LAGEA"), 0.5 * np.array([w / 16, 1 / 16, 1 / 16]))
-    assert np.allclose(_shape("LAGEA-NOKEY"), 0.5 * np.array([0.35 / 16, 0.35 / 16, 1 / 16]))
-    assert np.allclose(_shape("GOALSIM"), 0.5 * np.array([0, 0, 1 / 16]))
-    assert np.allclose(_shape("SPARSE"), 0)
-    # failure-aware rho: SR_ema = 1 -> 0.5 * 0.1; CONST keeps 0.5
-    assert np.allclose(_shape("LAGEA", sr=1.0), 0.05 * np.array([w / 16, 1 / 16, 1 / 16]))
-    assert np.allclose(_shape("LAGEA-CONST", sr=1.0), _shape("LAGEA", sr=0.0))
-    # success: no reflection, goal progress only; rejected reflection: no shaping at all
-    assert np.allclose(_shape("LAGEA", failed=False), 0.5 * np.array([0, 0, 1 / 16]))
-    assert np.allclose(_shape("LAGEA", valid=False), 0)
-    assert np.allclose(_shape("GOALSIM", valid=False), _shape("GOALSIM"))
+    spec = 0.5 * np.array([w / 16, 1 / 16, 1 / 16])
+    assert np.allclose(_shape_parts("LAGEA-SPEC"), spec)
+    assert np.allclose(_shape_parts("LAGEA-SPEC", sr=0.3, sr_before=1.0), 0.1 * spec)
+    assert np.allclose(_shape_parts("GOALSIM-DELTA"), 0.5 * np.array([0, 0, 1 / 16]))
+    # spec: a success gets no feedback term, a rejected record no shaping at all
+    assert np.allclose(_shape_parts("LAGEA-SPEC", success=True), 0.5 * np.array([0, 0, 1 / 16]))
+    assert np.allclose(_shape_parts("LAGEA-SPEC", valid=False), 0)
 
 
 def test_shaping_is_bounded_and_zero_after_the_episode():
     noise = np.random.default_rng(0).standard_normal((1, 2, 4)) * 100
-    r = _shape("LAGEA", noise=noise)
-    assert np.all(np.abs(r) <= 0.5 * 0.2 + 1e-12) and np.isclose(np.abs(r).max(), 0.1)
+    for method, bound in (("LAGEA", 0.25), ("LAGEA-CONST", 0.25), ("LAGEA-SPEC", 0.1)):
+        r = _shape_parts(method, noise=noise)
+        assert np.all(np.abs(r) <= bound + 1e-12) and np.isclose(np.abs(r).max(), bound)
     phi = np.concatenate([_episode(), _episode()[:, -1:]], axis=1)  # horizon 4, length 3
-    r = shaping.episode_shaping(_flags("LAGEA"), phi, np.array([3]), np.array([True]),
-                                np.array([0]), np.array([1]), np.array([True]), W_EXACT,
-                                np.ones((1, 2, 5)), np.array([0.0]), PRM)
-    assert r.shape == (1, 4) and r[0, 3] == 0
+    r = _shape_parts("LAGEA", phi=phi, noise=np.ones((1, 2, 5)))
+    assert r.shape == (4,) and r[3] == 0
 
 
-def test_keyframe_window_and_rho():
-    w = shaping.keyframe_window(np.array([5]), 14, PRM)[0]
-    assert w[5] == 1 and np.all(w[:6] >= 0.3) and np.isclose(w[13], np.exp(-2))
-    assert np.isclose(w[9], np.exp(-0.5))
-    assert np.allclose(shaping.rho(np.array([0.0, 0.5, 0.95]), PRM), [0.5, 0.25, 0.05])
+def test_feedback_alpha_follows_the_agreement_gate():
+    # orthogonal read-outs: agreement 1/2 -> 0.375; the GOAL read-out itself -> 0.5; a read-out
+    # at 60 degrees (cos 1/2): agreement 3/4 -> 0.5 x 0.875
+    W = np.array([[1.0, 0, 0], [0, 1.0, 0], [0.5, np.sqrt(0.75), 0], [-1.0, 0, 0]])
+    assert np.allclose(shaping.feedback_alpha(W, np.array([1, 0, 2, 3]), PRM),
+                       [0.375, 0.5, 0.4375, 0.375])  # negative cosine clamped to 0
+    assert np.allclose(shaping.feedback_alpha(W_EXACT, np.array([0, 1, 2]), PRM),
+                       [0.5, 0.375, 0.375])
+
+
+def test_rho_eff():
+    sr = np.array([0.0, 0.5, 0.2, 1.0])
+    pos = np.array([0.0, 0.6, 0.8, 0.3])
+    # progress = max(SR, pos_frac^2) = [0, 0.5, 0.64, 1]
+    assert np.allclose(shaping.rho_eff(sr, pos, PRM), 0.05 + 0.94 * np.array([1, 0.5, 0.36, 0]))
+    assert np.allclose(shaping.rho_spec(np.array([0.0, 0.5, 0.95]), PRM), [0.5, 0.25, 0.05])
+
+
+# ---- keyframes (official get_keyframe / keyframe_weights_from_indices) -----------------------
+def test_saliency_keyframes_by_hand():
+    # a step in the trace: v = [0,0,0,1,0,0], turning points 3 and 4 (sign changes of v); the
+    # step frame 3 has the top saliency (0.5 + 0.3 z|v| + 0.2 z|a| = 0.5 + 0.3 sqrt(5) +
+    # 0.2 sqrt(2)) and fills the third slot after the endpoints (min_dist = 6 // 6 = 1)
+    assert shaping.saliency_keyframes([0, 0, 0, 1, 1, 1], 3).tolist() == [0, 3, 5]
+    # a flat trace: no turning points, zero saliency; the salient fill adds one frame (the later
+    # of equal scores, 8), the coverage fill the farthest free frame, 4 (distance 4 to 0 and 8)
+    assert shaping.saliency_keyframes(np.zeros(10), 4).tolist() == [0, 4, 8, 9]
+    # a short episode: every frame
+    assert shaping.saliency_keyframes([0.1, 0.5, 0.2], 4).tolist() == [0, 1, 2]
+    # spacing: min_dist = 40 // 8 = 5 between any two keyframes, at most 4 of them
+    s = np.random.default_rng(0).standard_normal(40)
+    k = shaping.saliency_keyframes(s, 4)
+    assert len(k) == 4 and k[0] == 0 and k[-1] == 39 and np.all(np.diff(k) >= 5)
+
+
+def test_keyframe_weights_by_hand():
+    # keyframes 0, 3, 5 in 6 steps, half window 2: windows (1, 2/3, 1/3), the max where they
+    # overlap, indices clipped into the episode -> w = [1, 2/3, 2/3, 1, 2/3, 1]; kappa = 0.25 +
+    # 0.75 w = [1, .75, .75, 1, .75, 1], divided by its mean 0.875
+    kappa = shaping.keyframe_weights([0, 3, 5], 6, 2, 0.25)
+    assert np.allclose(kappa, np.array([8, 6, 6, 8, 6, 8]) / 7)
+    one = shaping.keyframe_weights([10], 40, 2, 0.25)  # one keyframe: peak 1 / mean
+    assert np.isclose(one.mean(), 1) and np.isclose(one[10], 1 / ((0.25 * 40 + 0.75 * 3) / 40))
+    assert np.allclose(shaping.keyframe_weights(np.arange(40), 40, 2, 0.25), 1)
+
+
+def test_feedback_weights_by_source():
+    rng = np.random.default_rng(3)
+    p = rng.random((3, 41))
+    length = np.array([40, 30, 40])
+    kind = np.array([shaping.KEYFRAMES.index(k) for k in ("saliency", "reflector", "uniform")])
+    kappa = shaping.feedback_weights(kind, p, length, np.array([0, 11, 0]),
+                                     np.array([True, True, True]), PRM)
+    want = shaping.keyframe_weights(shaping.saliency_keyframes(p[0, 1:41], 4), 40, 2, 0.25)
+    assert np.allclose(kappa[0], want)
+    # the reflector's state 11 is reached by transition 10
+    assert np.allclose(kappa[1, :30], shaping.keyframe_weights([10], 30, 2, 0.25))
+    assert np.all(kappa[1, 30:] == 0) and np.all(kappa[2] == 1)
+    # a rejected record has no keyframe: uniform
+    rej = shaping.feedback_weights(kind[1:2], p[1:2], length[1:2], np.array([11]),
+                                   np.array([False]), PRM)
+    assert np.allclose(rej[0, :30], 1)
 
 
 # ---- Q-learning ------------------------------------------------------------------------------
@@ -296,21 +416,87 @@ def test_backward_sweep_equals_the_update(success, q2):
     assert np.isclose(Q[0, 0, 0], 0.3 * 0.97 * Q[0, 1, 1])
 
 
+@pytest.mark.parametrize("success", [True, False])
+def test_offset_table_is_q_learning_from_the_fail_value(success):
+    # the +-1 reward: Q starts at -1 / (1 - 0.99) = -100; the offset table U = Q - Q0 must give
+    # the plain update on Q, and a failing step must leave U exactly 0 (ties stay ties)
+    q0 = qlearning.fail_value(-1.0, 0.99)
+    assert np.isclose(q0, -100)
+    R = np.array([[-1.0 + 0.1, -1.0, 1.0 if success else -1.0]])  # shaping 0.1 on step 0
+    S, A = np.array([[0, 1, 2, 3]]), np.array([[0, 1, 2]])
+    U = np.zeros((1, 4, 4))
+    U[0, 3] = [2.0, 0, 0, 0]
+    Q = U + q0
+    qlearning.backward_sweep(U, S, A, R, np.array([3]), np.array([success]), 0.3, 0.99, -1.0)
+    for t in (2, 1, 0):  # the plain update, by hand
+        terminal = success and t == 2
+        target = R[0, t] + (0.0 if terminal else 0.99 * Q[0, S[0, t + 1]].max())
+        Q[0, S[0, t], A[0, t]] += 0.3 * (target - Q[0, S[0, t], A[0, t]])
+    assert np.allclose(U + q0, Q)
+    U = np.zeros((1, 4, 4))  # a failed, unshaped episode: exactly the start value
+    qlearning.backward_sweep(U, S, A, -np.ones((1, 3)), np.array([3]), np.array([False]), 0.3,
+                             0.99, -1.0)
+    assert np.all(U == 0)
+
+
+def test_env_reward():
+    succ, live = np.array([False, True, False]), np.array([True, True, False])
+    assert qlearning.env_reward(succ, live, "pm1").tolist() == [-1, 1, 0]
+    assert qlearning.env_reward(succ, live, "zero_one").tolist() == [0, 1, 0]
+    assert qlearning.fail_reward("pm1") == -1 and qlearning.fail_reward("zero_one") == 0
+
+
 def _cfg(**params):
     cfg = pipeline.resolve(SLUG, "smoke")
     cfg["params"] = cfg["params"] | params
     return cfg
 
 
-def test_lagea_solves_a_single_task():
+def _sr_trace(success, decay, after=True):
+    """SR_ema after (or before) each episode, from the per-episode successes."""
+    sr, out = 0.0, []
+    for x in success:
+        before = sr
+        sr = decay * sr + (1 - decay) * x
+        out.append(sr if after else before)
+    return np.array(out)
+
+
+def test_lagea_learns_a_single_task_and_the_logged_rho_is_the_official_one():
     cfg = _cfg(tasks=[0], episodes=150)
     data = experiment.prepare(cfg, np.random.default_rng(0))
-    runs = [grid.Run("LAGEA", "fixed", 0)]
+    runs = [grid.Run(m, "fixed", 0) for m in ("LAGEA", "LAGEA-SPEC", "LAGEA-CONST", "GOALSIM")]
     state, _ = experiment.train(cfg, data, runs)
-    (row,) = experiment.evaluate(cfg, data, runs, state, None)
-    assert row["final_success"] >= 0.9
-    assert row["abs_shape_last"] < 0.6 * row["abs_shape_first"]
-    assert abs(row["reflector_type_acc"] - 0.8) < 0.1 and row["rejected_reflections"] == 0
+    rows = experiment.evaluate(cfg, data, runs, state, None)
+    assert rows[0]["final_success"] >= 0.8
+    assert abs(rows[0]["reflector_type_acc"] - 0.8) < 0.1 and rows[0]["rejected_reflections"] == 0
+    assert rows[0]["reflections"] == 150  # every episode, successes included
+    key = runs[0].key
+    succ, rho = state[f"{key}/ep_success"][0], state[f"{key}/ep_rho"][0]
+    pos = state[f"{key}/ep_pos_frac"][0]
+    # rho_eff of the SR_ema (beta 0.01) after each episode and the logged pos_frac
+    assert np.allclose(rho, shaping.rho_eff(_sr_trace(succ, 0.99), pos, PRM))
+    assert rho[-10:].mean() < rho[:10].mean() and np.all((pos > 0) & (pos < 1))
+    spec = state[f"{runs[1].key}/ep_success"][0]
+    assert np.allclose(state[f"{runs[1].key}/ep_rho"][0],
+                       shaping.rho_spec(_sr_trace(spec, 0.95, after=False), PRM))
+    assert np.all(state[f"{runs[2].key}/ep_rho"] == 0.25)
+    assert np.all(state[f"{runs[3].key}/ep_rho"] == 0.05)
+
+
+def test_start_up_episodes_are_uniformly_random():
+    # during the start-up episodes the actions do not read Q: the training episodes are the
+    # same whatever the learner learns (step size 0.3 vs 0.01); after them they are not
+    data = experiment.prepare(_cfg(tasks=[0]), np.random.default_rng(0))
+    run = grid.Run("LAGEA", "fixed", 0)
+
+    def episodes(random_fraction, alpha):
+        cfg = _cfg(tasks=[0], episodes=60, random_fraction=random_fraction, alpha=alpha)
+        return experiment.train(cfg, data, [run])[0][f"{run.key}/ep_success"]
+
+    assert np.array_equal(episodes(1.0, 0.3), episodes(1.0, 0.01))
+    assert episodes(1.0, 0.3).mean() < episodes(0.0, 0.3).mean()
+    assert not np.array_equal(episodes(0.0, 0.3), episodes(0.0, 0.01))
 
 
 def test_train_is_deterministic_paired_and_independent_of_sharding():

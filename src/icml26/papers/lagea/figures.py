@@ -9,7 +9,8 @@ from icml26.plotting import band_style, legend_outside, method_style, subplots
 from . import PROPOSED
 from .claims import BASELINES, gain_over_best, per_seed
 
-ABLATIONS = ("LAGEA", "LAGEA-NOKEY", "LAGEA-CONST")
+ABLATIONS = ("LAGEA", "LAGEA-NOKEY", "LAGEA-CONST", "LAGEA-REFLKEY", "LAGEA-SPEC")
+VARIANTS = ("LAGEA-REFLKEY", "LAGEA-SPEC", "GOALSIM-DELTA")  # labelled variants: dotted
 
 
 def _label(cfg, method):
@@ -19,7 +20,9 @@ def _label(cfg, method):
 def _style(cfg, method):
     style = method_style(method, cfg["methods"], PROPOSED)
     style["label"] = _label(cfg, method)
-    if method in ABLATIONS and method != PROPOSED:
+    if method in VARIANTS:
+        style["linestyle"] = ":"
+    elif method in ABLATIONS and method != PROPOSED:
         style["linestyle"] = "--"
     return style
 
@@ -88,19 +91,19 @@ def shaping_diagnostic(cfg, curves):
     color = _style(cfg, PROPOSED)["color"]
     for j, s in enumerate(settings):
         top, bottom = axes[0, j], axes[1, j]
-        for ax, metric, ls, label in ((top, "rho", "-", "rho (failure-aware)"),
+        for ax, metric, ls, label in ((top, "rho", "-", "rho_eff (failure-aware)"),
+                                      (top, "pos_frac", "--", "pos_frac (r_goal > 0)"),
                                       (top, "sr_ema", ":", "training success EMA"),
                                       (bottom, "abs_shape", "-", "mean |r_shape| per step")):
             mean, sd = _curve(curves, PROPOSED, s, metric)
             if mean.empty:
                 continue
-            ax.plot(mean.index, mean, color=color if metric != "sr_ema" else "#555555", ls=ls,
-                    label=label)
-            ax.fill_between(mean.index, mean - sd, mean + sd, color=color, alpha=0.12,
-                            linewidth=0)
+            c = color if metric in ("rho", "abs_shape") else "#555555"
+            ax.plot(mean.index, mean, color=c, ls=ls, label=label)
+            ax.fill_between(mean.index, mean - sd, mean + sd, color=c, alpha=0.12, linewidth=0)
         top.set_title(f"LaGEA, setting: {s}")
         bottom.set_xlabel("training episodes per task")
-    axes[0, 0].set_ylabel("rho / success EMA")
+    axes[0, 0].set_ylabel("rho_eff / pos_frac / success EMA")
     axes[1, 0].set_ylabel("|r_shape|")
     legend_outside(fig)
     return fig
