@@ -1,6 +1,7 @@
 """Behaviour tests of the fedqueue paper: the event clock on hand-set delays, each server rule
-(FedAvg-sync, FedAsync, FedBuff, FedQueue) on hand cases, the queue model and predictor,
-the models' gradients, the claim checkers on data built to fail, and the pipeline."""
+(FedAvg-sync, FedAsync, FedBuff, the official FedQueue of APPFL and the earlier INFERRED
+reading) on hand cases, the queue model and predictor, the models' gradients, the claim
+checkers on data built to fail, and the pipeline."""
 
 import math
 
@@ -148,8 +149,145 @@ def test_fedbuff_buffer_rule_by_hand():
 
 
 # --------------------------------------------------------------------------------------------
-# FedQueue components
+# FedQueue, official rule (APPFL queue_scheduler.py + fedqueue_aggregator.py, Q case2)
 # --------------------------------------------------------------------------------------------
+OFFICIAL = fedqueue.FedQueueConfig()      # T_sync 10, theta 2, alpha 0.2, tol 0.15, beta 0.5
+
+
+def test_official_defaults_are_the_authors_settings():
+    c = OFFICIAL
+    assert (c.rule, c.t_sync, c.safety_buffer, c.alpha_admission, c.admission_tolerance,
+            c.beta_queue, c.q_init, c.warm_up_steps) == ("official", 10.0, 2.0, 0.2, 0.15,
+                                                         0.5, 0.0, 10)
+    assert (c.lr_scaling, c.staleness_fn, c.staleness_beta, c.weights, c.aggregate) == (
+        True, "harmonic", 1.0, "steps", "model")
+    # the config file states the same values, and the run uses them
+    fq = pipeline.resolve("fedqueue", "default")["params"]["fedqueue"]
+    assert experiment.fedqueue_config({"fedqueue": fq}, "fedqueue") == OFFICIAL
+    assert experiment.fedqueue_config({"fedqueue": fq}, "fedqueue-inferred").rule == "inferred"
+    with pytest.raises(ValueError, match="rule"):
+        fedqueue.FedQueueConfig(rule="nope")
+
+
+def test_official_work_budget_and_lr_by_hand():
+    # J = max(0.5, 10 - qhat - 2); E = max(floor(J / c), 10)
+    qhat = np.array([0.0, 1.5, 7.0, 20.0])
+    c = np.array([0.125, 0.125, 0.125, 0.05])
+    e = fedqueue.official_steps(qhat, c, 10.0, 2.0, 10)
+    # 8/0.125 = 64; 6.5/0.125 = 52; J = 1 -> 8 -> warm-up floor 10; J = 0.5 -> 10 -> 10
+    assert e.tolist() == [64, 52, 10, 10]
+    assert fedqueue.official_steps([0.0], [0.25], 10.0, 2.0, 10).tolist() == [32]
+
+
+def test_official_staleness_functions_and_weights_by_hand():
+    tau = [0, 1, 3]
+    np.testing.assert_allclose(fedqueue.staleness_weight(tau, "constant"), [1, 1, 1])
+    np.testing.assert_allclose(fedqueue.staleness_weight(tau, "harmonic", 1.0),
+                               [1, 1 / 2, 1 / 4])
+    np.testing.assert_allclose(fedqueue.staleness_weight(tau, "harmonic", 0.5),
+                               [1, 1 / 1.5, 1 / 2.5])
+    np.testing.assert_allclose(fedqueue.staleness_weight(tau, "exponential", 0.5),
+                               np.exp([0, -0.5, -1.5]))
+    # A: p ∝ phi(tau) E / sum E: E = [60, 10, 30], phi = [1, 1/2, 1/4] -> [60, 5, 7.5]
+    p = fedqueue.official_weights([60, 10, 30], tau, OFFICIAL)
+    np.testing.assert_allclose(p, np.array([60, 5, 7.5]) / 72.5)
+    eq = fedqueue.official_weights([60, 10, 30], tau,
+                                   fedqueue.FedQueueConfig(weights="equal"))
+    np.testing.assert_allclose(eq, np.array([1, 0.5, 0.25]) / 1.75)
+    flat = fedqueue.official_weights([60, 10, 30], tau,
+                                     fedqueue.FedQueueConfig(stale_weight=False))
+    np.testing.assert_allclose(flat, np.array([60, 10, 30]) / 100)
+
+
+def test_official_aggregate_is_a_model_average_and_delta_variant():
+    a = _J(0, 0, 30, np.array([1.0, 1.0]), np.array([3.0, 1.0]))
+    b = _J(1, 0, 10, np.array([0.0, 0.0]), np.array([0.0, 4.0]))
+    theta = np.array([10.0, 10.0])
+    # tau = [0, 1]: p ∝ [30, 10 / 2] = [6/7, 1/7]; the global model is ignored (model average)
+    out = fedqueue.official_aggregate(theta, [a, b], [0, 1], OFFICIAL)
+    np.testing.assert_allclose(out, (6 * np.array([3.0, 1.0]) + np.array([0.0, 4.0])) / 7)
+    out = fedqueue.official_aggregate(theta, [a, b], [0, 1],
+                                      fedqueue.FedQueueConfig(aggregate="delta"))
+    np.testing.assert_allclose(out, theta + (6 * np.array([2.0, 0.0])
+                                             + np.array([0.0, 4.0])) / 7)
+
+
+def test_official_fedqueue_event_loop_by_hand():
+    """Two facilities, c = 0.125 (exact in binary), q_init 0, deadline_i = qhat_i + 2,
+    timer 11.5 after the last aggregation, worked out by hand (times in minutes).
+
+    @0     both get E = 10 (warm-up) at lr 0.05; deadlines 2.
+    @1.75  f0 back (d 0.5 <= 2: admitted), qhat0 = 0.25; timer armed @13.25.
+    @4.25  f1 back (d 3 > 2: late), qhat1 = 1.5. Both in the buffers -> v1 = x_f0 (f1's
+           origin round 0 is the current one: it waits). f0: E = floor(7.75/0.125) = 62,
+           E1 would be floor(6.5/0.125) = 52 = E_min -> lr0 = 0.05 * 52/62; deadline 2.25;
+           timer @15.75 (the one @13.25 is void). f1 is idle: not resubmitted.
+    @14    f0 back (d 2 <= 2.25), qhat0 = 1.125 -> v2 from f0 (tau 0, E 62) and f1 (origin
+           0 < 1: tau 1, E 10): p ∝ [62, 10/2]. Both resubmitted: E = [55, 52], lr0 =
+           0.05 * 52/55, lr1 = 0.05; deadlines [3.125, 3.5]; timer @25.5.
+    f0 then waits 1 each time (E 55, back 7.875 after dispatch), f1 waits 30 (late @50.5):
+    timers @25.5, @37, @48.5 apply f0 alone (v3, v4, v5); f0 back @56.375 with f1 in the
+    late buffer -> v6 merges f1 with tau = 5 - 2 = 3 (never dropped). qhat1 = 15.75 ->
+    J = 0.5 -> E1 = 10 (floor) = E_min, so f0's lr = 0.05 * 10/55.
+    """
+    sim = tiny_sim([[0.5, 2.0] + [1.0] * 20, [3.0, 30.0] + [1.0] * 5], [0.125, 0.125],
+                   horizon=57.0, sizes=(20, 60))
+    fq = fedqueue.fedqueue(sim, [1.0, 1.0], OFFICIAL)
+    assert sim.trace.times == pytest.approx([0, 4.25, 14.0, 25.5, 37.0, 48.5, 56.375])
+    assert sim.trace.staleness == [0, 0, 1, 0, 0, 0, 0, 3]
+    jobs = sim.trace.jobs
+    assert [(j.facility, j.t_submit) for j in jobs] == [
+        (0, 0), (1, 0), (0, 4.25), (0, 14.0), (1, 14.0), (0, 25.5), (0, 37.0), (0, 48.5),
+        (0, 56.375), (1, 56.375)]
+    assert [j.steps for j in jobs] == [10, 10, 62, 55, 52, 55, 55, 55, 55, 10]
+    lr = 0.05
+    np.testing.assert_allclose([j.lr for j in jobs], [
+        lr, lr, lr * 52 / 62, lr * 52 / 55, lr, lr * 52 / 55, lr * 52 / 55, lr * 52 / 55,
+        lr * 10 / 55, lr])
+    assert [j.status for j in jobs[:8]] == [1] * 8 and sim.trace.dropped == 0
+    assert jobs[4].staleness == 3 and jobs[4].t_done == pytest.approx(50.5)
+    np.testing.assert_allclose([j.predicted for j in jobs[:5]], [0, 0, 0.25, 1.125, 1.5])
+    # v2: the model average p ∝ phi(tau) E = [62, 5] of f0's (tau 0) and f1's (tau 1) models
+    _, theta2, applied = sim.log[1]
+    (f_a, _, e_a, _, x_a, t_a), (f_b, _, e_b, _, x_b, t_b) = applied
+    assert (f_a, e_a, t_a, f_b, e_b, t_b) == (0, 62, 0, 1, 10, 1)
+    np.testing.assert_allclose(theta2, (62 * x_a + 5 * x_b) / 67, atol=1e-12)
+    assert fq.qhat_[1] == pytest.approx(15.75)
+
+
+def test_official_timer_fired_on_empty_buffers_is_rearmed_by_the_next_arrival():
+    """v1 @1.75 (both back, E = 62 each); both then wait 20 and 40: the timer @13.25 finds
+    nothing. S would never re-arm it (the next update only when both are back, @49.5);
+    here f0's late arrival @29.5 re-arms it, and @41 f0 alone is applied (nothing admitted:
+    every late update enters, tau 0)."""
+    sim = tiny_sim([[0.5, 20.0] + [1.0] * 5, [0.5, 40.0] + [1.0] * 5], [0.125, 0.125],
+                   horizon=45.0, sizes=(20, 60))
+    fedqueue.fedqueue(sim, [1.0, 1.0], OFFICIAL)
+    assert sim.trace.times == pytest.approx([0, 1.75, 41.0])
+    assert sim.trace.staleness == [0, 0, 0]
+    assert sim.trace.jobs[-1].steps == 10             # qhat0 = 10.125: J = 0.5 -> warm-up
+
+
+def test_official_ablations_nocutoff_and_nopred():
+    delays = [[0.5, 2.0] + [1.0] * 50, [3.0, 30.0] + [1.0] * 50]
+    sim = tiny_sim(delays, [0.125, 0.125], horizon=45.0, sizes=(20, 60))
+    fedqueue.fedqueue(sim, [1.0, 1.0], fedqueue.FedQueueConfig(cutoff=False))
+    # no admission test and no timer: each update waits for both facilities (synchronous)
+    assert sim.trace.times == pytest.approx([0, 4.25, 4.25 + 30 + 52 * 0.125])
+    assert set(sim.trace.staleness) == {0}
+    sim = tiny_sim(delays, [0.125, 0.125], horizon=60.0, sizes=(20, 60))
+    fedqueue.fedqueue(sim, [1.0, 1.0], fedqueue.FedQueueConfig(predict=False))
+    assert {j.steps for j in sim.trace.jobs} == {20} and {j.lr for j in sim.trace.jobs} == {0.05}
+    # qhat = the last delay: f0's deadline after d = 0.5 is 0.5 + 2, its next d = 2 admitted
+    assert sim.trace.jobs[2].predicted == 0.5
+
+
+# --------------------------------------------------------------------------------------------
+# FedQueue, the earlier INFERRED reading (variant fedqueue-inferred)
+# --------------------------------------------------------------------------------------------
+INFERRED = fedqueue.FedQueueConfig(rule="inferred")
+
+
 def test_predictor_ewma_and_quantile_by_hand():
     p = fedqueue.QueuePredictor([2.0, 3.0])
     np.testing.assert_allclose(p.quantile(), [2.0, 3.0])           # priors before any job
@@ -215,7 +353,7 @@ def test_fedqueue_rounds_cutoff_and_late_admission_by_hand():
     """
     sim = tiny_sim([[0.5, 0.2, 5.0] + [0.1] * 200, [3.0] + [0.1] * 200], [0.05, 0.05],
                    horizon=20.0, sizes=(20, 60))
-    fedqueue.fedqueue(sim, [1.0, 1.0])
+    fedqueue.fedqueue(sim, [1.0, 1.0], INFERRED)
     jobs = sim.trace.jobs
     err = math.log(0.2) - math.log(0.5)
     lhat0, s2 = 0.7 * math.log(0.5) + 0.3 * math.log(0.2), 0.3 * err ** 2
@@ -241,7 +379,7 @@ def test_fedqueue_drops_updates_staler_than_tau_max():
     # f1 waits 30 minutes while f0 runs many short rounds: its update is dropped
     sim = tiny_sim([[0.1] * 200, [30.0] + [0.1] * 50], [0.05, 0.05], horizon=40.0,
                    sizes=(20, 60))
-    fedqueue.fedqueue(sim, [0.1, 0.1])
+    fedqueue.fedqueue(sim, [0.1, 0.1], INFERRED)
     late = sim.trace.jobs[1]
     assert late.facility == 1 and late.status == 2 and late.staleness > 2
     assert sim.trace.dropped >= 1 and max(sim.trace.staleness) <= 2
@@ -252,7 +390,7 @@ def test_fedqueue_staleness_never_exceeds_two_in_a_short_high_variance_run():
     cfg["params"] = {**cfg["params"], "horizon": 60}
     x, y = experiment.load_digits_scaled()
     data = {"digits_x": x, "digits_y": y}
-    run = grid.Run("fedqueue", "highvar-noniid", 0)
+    run = grid.Run("fedqueue-inferred", "highvar-noniid", 0)
     sim = experiment.simulate(cfg, experiment.federation(cfg, data, run.setting, 0), run)
     assert len(sim.trace.staleness) > 10
     assert max(sim.trace.staleness) <= 2
@@ -350,7 +488,8 @@ def test_smoke_pipeline_end_to_end(tmp_path):
     assert (out["figures"] / "accuracy_vs_time.png").exists()
     metrics = pd.read_csv(out["metrics"])
     assert set(metrics["method"]) == {"fedavg-sync", "fedqueue"}
-    assert (metrics["stale_max"][metrics["method"] == "fedqueue"] <= 2).all()
+    fq = metrics[metrics["method"] == "fedqueue"]
+    assert (fq["dropped"] == 0).all() and (fq["mean_steps"] > 20).all()   # official budgets
 
 
 def test_censored_ttt_cannot_carry_the_headline_and_conservative_side_stands():
@@ -393,3 +532,50 @@ def test_a_failed_run_is_named_and_cannot_pass():
                 & (metrics["setting"] == "lowvar-iid"), "final_acc"] = np.nan
     c4 = claims.check(cfg, metrics, None)[3]
     assert c4.verdict == INCONCLUSIVE and c4.parts["lowvar-iid"].failed == ("3",)
+
+
+def test_bad_fedqueue_params_are_one_config_error_line():
+    from pathlib import Path
+
+    from icml26.config import check_params
+    from icml26.errors import ConfigError
+
+    root = Path(__file__).resolve().parents[2] / "config"
+    for bad in ({"rule": "offical"}, {"t_sync": -1.0}, {"staleness_fn": "linear"},
+                {"warmup_steps": 10}):
+        cfg = pipeline.resolve("fedqueue", "default")
+        cfg["params"]["fedqueue"] = {**cfg["params"]["fedqueue"], **bad}
+        with pytest.raises(ConfigError) as info:
+            check_params(cfg, root)
+        assert "\n" not in str(info.value) and "fedqueue" in str(info.value)
+
+
+def test_claim_notes_report_the_inferred_variant_and_measured_staleness():
+    acc = {"fedqueue": 0.95, "fedavg-sync": 0.9, "fedasync": 0.93, "fedbuff": 0.9}
+    good = {"fedqueue": (50.0, 45.0), "fedavg-sync": (200.0, 50.0), "fedasync": (100.0, 60.0),
+            "fedbuff": (60.0, 40.0)}
+    cfg, metrics = _metrics(good, acc, 2, 6.0)
+    inf = metrics[metrics["method"] == "fedqueue"].assign(method="fedqueue-inferred",
+                                                          ttt=400.0, final_acc=0.1,
+                                                          stale_max=2.0)
+    both = pd.concat([metrics, inf], ignore_index=True)
+    out = claims.check(cfg, both, None)
+    # the variant is reported in the notes and never changes a verdict
+    assert [c.verdict for c in out] == [c.verdict for c in claims.check(cfg, metrics, None)]
+    assert "fedqueue-inferred" in out[0].note and "fedqueue-inferred" in out[3].note
+    assert "runs with max staleness > 2: 0 of 20" in out[2].note
+    cfg, metrics = _metrics(good, acc, 3, 6.0)
+    c3 = claims.check(cfg, metrics, None)[2]
+    assert c3.verdict == NOT_REPRODUCED and "runs with max staleness > 2: 20 of 20" in c3.note
+
+
+def test_prediction_error_skips_zero_predictions():
+    cfg = pipeline.resolve("fedqueue", "smoke")
+    run = grid.Run("fedqueue", "highvar-noniid", 0)
+    jobs = np.array([[0, 0, 0, 2.0, 10, 3.0, 0.0, 1, 0, 0, 0.05],      # q_init = 0: skipped
+                     [0, 1, 3, 4.0, 10, 8.0, 2.0, 1, 0, 1, 0.05]])
+    state = {f"{run.key}/t": np.array([0.0, 3.0]), f"{run.key}/acc": np.array([0.1, 0.5]),
+             f"{run.key}/staleness": np.array([0]), f"{run.key}/jobs": jobs,
+             f"{run.key}/dropped": np.array([0])}
+    out = experiment.evaluate(cfg, None, [run], state, None)[0]
+    assert out["pred_err"] == pytest.approx(math.log(2.0))

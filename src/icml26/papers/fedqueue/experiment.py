@@ -33,13 +33,14 @@ from .fedqueue import FedQueueConfig, fedqueue
 from .simulator import QueueModel, Simulation, accuracy_at, normalised_auc, time_to_target
 
 FEDQUEUE_VARIANTS = {
-    "fedqueue": {},
+    "fedqueue": {},                               # params.fedqueue (official rule by default)
+    "fedqueue-inferred": {"rule": "inferred"},    # the spec's earlier INFERRED reading
     "fedqueue-nopred": {"predict": False},
     "fedqueue-nostale": {"stale_weight": False},
     "fedqueue-nocutoff": {"cutoff": False},
 }
 JOB_COLUMNS = ("facility", "index", "t_submit", "delay", "steps", "t_done", "predicted",
-               "status", "staleness", "round")
+               "status", "staleness", "round", "lr")
 
 
 def setting_params(cfg: dict, setting: str) -> dict:
@@ -110,11 +111,19 @@ def federation(cfg: dict, data: dict, setting: str, seed: int) -> dict:
             "medians": medians, "compute": compute, "model": net, "theta0": theta0}
 
 
+def fedqueue_config(p: dict, method: str) -> FedQueueConfig:
+    return FedQueueConfig(**{**p.get("fedqueue", {}), **FEDQUEUE_VARIANTS[method]})
+
+
 def build_simulation(cfg: dict, fedn: dict, run) -> Simulation:
     p = setting_params(cfg, run.setting)
     horizon = float(p["horizon"])
-    # enough pre-drawn delays for the shortest possible jobs (5 steps, no queue wait)
-    cap = int(math.ceil(horizon / (5 * fedn["compute"].min()))) + 2
+    # enough pre-drawn delays for the shortest possible jobs (no queue wait, the fewest local
+    # steps any rule can give). The same cap for every method: the queue stream's draws
+    # depend on it.
+    fq = fedqueue_config(p, "fedqueue")
+    fewest = min(fq.k_min, fq.warm_up_steps, fq.k_ref, int(p["local_steps"]))
+    cap = int(math.ceil(horizon / (fewest * fedn["compute"].min()))) + 2
     queue = QueueModel.for_run(cfg["paper"], run.seed, fedn["medians"], float(p["sigma_q"]),
                                float(p["spike_prob"]), float(p["spike_factor"]), cap)
     rngs = [np.random.default_rng(run.rng_seed(cfg["paper"], f"local-{i}"))
@@ -136,8 +145,7 @@ def simulate(cfg: dict, fedn: dict, run) -> Simulation:
     elif run.method == "fedbuff":
         baselines.fedbuff(sim, k, int(p["fedbuff_buffer"]), float(p["staleness_exponent"]))
     elif run.method in FEDQUEUE_VARIANTS:
-        fq = {**p.get("fedqueue", {}), **FEDQUEUE_VARIANTS[run.method]}
-        fedqueue(sim, fedn["medians"], FedQueueConfig(**fq))
+        fedqueue(sim, fedn["medians"], fedqueue_config(p, run.method))
     else:
         raise ValueError(f"unknown method {run.method!r}")
     return sim
@@ -145,7 +153,7 @@ def simulate(cfg: dict, fedn: dict, run) -> Simulation:
 
 def job_table(sim: Simulation) -> np.ndarray:
     return np.array([[j.facility, j.index, j.t_submit, j.delay, j.steps, j.t_done, j.predicted,
-                      j.status, j.staleness, j.round] for j in sim.trace.jobs],
+                      j.status, j.staleness, j.round, j.lr] for j in sim.trace.jobs],
                     dtype=float).reshape(-1, len(JOB_COLUMNS))
 
 
@@ -191,7 +199,9 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
         dropped = float(state[f"{run.key}/dropped"][0])
         ttt = time_to_target(t, acc, target, horizon)
         done = jobs[jobs[:, 5] <= horizon]
-        err = done[np.isfinite(done[:, 6])]
+        # prediction error over returned jobs with a positive prediction (the official EWMA
+        # starts at q_init = 0, whose log is -inf)
+        err = done[np.isfinite(done[:, 6]) & (done[:, 6] > 0)]
         out.append({
             "ttt": ttt,
             "censored": float(not np.any(acc >= target)),

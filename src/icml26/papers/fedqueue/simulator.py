@@ -16,9 +16,9 @@ The pieces, in the order a job meets them:
   time) and then by insertion order, so the order of events is deterministic.
 - ``Simulation``: submits jobs (the model snapshot travels with the job at submission,
   function-as-a-service style, so queue time counts toward staleness), trains them locally,
-  schedules their completion at t + d + K c_i (communication ignored), evaluates the global
-  model after every global update and keeps the trace (times, accuracy, staleness of every
-  applied update, dropped updates, every job).
+  schedules their completion at t + d + K c_i (communication ignored; a job may carry its
+  own local learning rate), evaluates the global model after every global update and keeps
+  the trace (times, accuracy, staleness of every applied update, dropped updates, every job).
 
 The methods (``baselines.py``, ``fedqueue.py``) only decide what to submit and how to
 aggregate; they all drive this one clock.
@@ -125,7 +125,8 @@ class Job:
     snapshot: np.ndarray
     result: np.ndarray
     predicted: float = math.nan   # FedQueue's predicted delay at submission
-    round: int = -1
+    round: int = -1               # FedQueue: round (inferred) / global version (official)
+    lr: float = math.nan          # local learning rate of the job
     status: int = 0               # 0 pending/unused, 1 applied, 2 dropped
     staleness: int = -1
 
@@ -174,16 +175,20 @@ class Simulation:
         order = np.concatenate([rng.permutation(idx) for _ in range(-(-need // len(idx)))])
         return order[:need].reshape(steps, b)
 
-    def submit(self, i: int, steps: int, **extra) -> Job:
-        """Send facility i a job of `steps` local steps on the current global model."""
+    def submit(self, i: int, steps: int, lr: float | None = None, **extra) -> Job:
+        """Send facility i a job of `steps` local steps on the current global model.
+
+        `lr` is the job's local learning rate (default: the run's lr; official FedQueue
+        scales it per job)."""
         if self.busy[i]:
             raise RuntimeError(f"facility {i} already has a pending job")
         now = self.clock.now
         d = self.queue.next_delay(i)
         snap = self.theta
-        result = self.model.local_sgd(snap, self.x, self.y, self.batches(i, steps), self.lr)
+        lr = self.lr if lr is None else float(lr)
+        result = self.model.local_sgd(snap, self.x, self.y, self.batches(i, steps), lr)
         job = Job(i, int(self.jobs_of[i]), now, d, int(steps), now + d + steps * self.c[i],
-                  self.version, snap, result, **extra)
+                  self.version, snap, result, lr=lr, **extra)
         self.jobs_of[i] += 1
         self.busy[i] = True
         self.trace.jobs.append(job)
