@@ -294,6 +294,88 @@ def test_step_size_selection_is_recorded_and_shard_independent():
     assert all(0 <= row["bacc"] <= 100 for row in rows)
 
 
+# --- the grid-edge rule (project rule: extend an edge choice, at most twice, every method) ---
+
+def _peaked(peaks: dict, calls: list):
+    """Batched score with a single maximum at peaks[pair] (in log step size); logs each call."""
+    def score(todo):
+        calls.append({k: list(v) for k, v in todo.items()})
+        return {k: [-abs(np.log(lr / peaks[k])) for lr in lrs] for k, lrs in todo.items()}
+    return score
+
+
+def test_grid_edge_rule_extends_by_the_edge_ratio_and_stops_at_the_cap():
+    sgd, cgnm = [0.01, 0.03, 0.1], [0.003, 0.01, 0.03]
+    grids = {"inside": sgd, "up-once": sgd, "beyond": sgd, "down": cgnm}
+    peaks = {"inside": 0.03, "up-once": 0.2, "beyond": 100.0, "down": 1e-6}
+    calls = []
+    sel = experiment.select_step_sizes(grids, _peaked(peaks, calls))
+    # by hand: the top ratio of the SGD grid is 0.1/0.03, so 0.1 -> 0.3333 -> 1.111; the bottom
+    # ratio of the FedCGNM grid is 0.3, so 0.003 -> 0.0009 -> 0.00027
+    assert sel["inside"].lrs == sgd and sel["inside"].lr == 0.03
+    assert sel["inside"].extensions == 0 and not sel["inside"].on_edge
+    # 0.1 is on the edge; 0.3333 is nearer 0.2 (log) than 0.1, so one more: 1.111 is worse
+    assert sel["up-once"].lrs == [0.01, 0.03, 0.1, 0.3333, 1.111]
+    assert sel["up-once"].lr == 0.3333 and not sel["up-once"].on_edge
+    assert sel["beyond"].lrs == [0.01, 0.03, 0.1, 0.3333, 1.111]
+    assert sel["beyond"].lr == 1.111 and sel["beyond"].on_edge       # the cap: 2 added
+    assert sel["beyond"].extensions == experiment.MAX_EXTENSIONS == 2
+    assert sel["down"].lrs == [0.00027, 0.0009, 0.003, 0.01, 0.03] and sel["down"].lr == 0.00027
+    # one batched evaluation per pass; later passes hold only the pairs still on an edge
+    assert [sorted(c) for c in calls] == [sorted(grids), ["beyond", "down", "up-once"],
+                                          ["beyond", "down", "up-once"]]
+    assert calls[1]["up-once"] == [0.3333] and calls[2]["down"] == [0.00027]
+
+
+def test_grid_edge_rule_ties_pick_the_smaller_value_and_nan_never_wins():
+    flat = experiment.select_step_sizes({"p": [0.01, 0.03, 0.1]},
+                                        lambda todo: {k: [0.5] * len(v) for k, v in todo.items()})
+    assert flat["p"].lr == flat["p"].lrs[0] == 0.001111 and flat["p"].on_edge  # edge: extend
+    # float noise is a tie: the smaller step size wins
+    noise = experiment.Selection([0.1, 0.3333, 1.111], [0.5, 0.75, 0.7500000000000001], 2)
+    assert noise.lr == 0.3333 and not noise.on_edge
+    nan = experiment.Selection([0.01, 0.03, 0.1], [np.nan, 0.4, 0.3], 0)
+    assert nan.lr == 0.03 and experiment.next_step_size(nan, [0.01, 0.03, 0.1]) is None
+    one = experiment.Selection([0.05], [0.9], 0)
+    assert not one.on_edge and experiment.next_step_size(one, [0.05]) is None
+
+
+def test_training_applies_the_grid_edge_rule_to_every_method():
+    """Real runs: each (method, setting) grid is the spec grid plus rule-made values, its
+    choice is the first maximum, and a choice on the edge means the cap was reached."""
+    cfg = _small_cfg(lr_grid={"sgd": [0.0003, 0.001], "cgnm": [0.003, 0.01, 0.03]})
+    data = experiment.prepare(cfg, None)
+    runs = grid.runs(cfg)
+    state, curves = experiment.train(cfg, data, runs)
+    frame = pd.DataFrame(curves)
+    extended = 0
+    for r in runs:
+        lrs, val = list(state[f"{r.key}/tune_lr"]), state[f"{r.key}/tune_val"]
+        spec = experiment.lr_grid(cfg, r.method)
+        ext = int(state[f"{r.key}/tune_ext"][0])
+        assert len(lrs) == len(spec) + ext and set(spec) <= set(lrs) and lrs == sorted(lrs)
+        grown = experiment.Selection(list(spec), [0.0] * len(spec), 0)
+        for v in sorted(set(lrs) - set(spec), key=lambda v: abs(np.log(v / spec[0]))):
+            up = v > spec[-1]
+            edge = max(grown.lrs) if up else min(grown.lrs)
+            ratio = spec[-1] / spec[-2] if up else spec[0] / spec[1]
+            assert np.isclose(v, edge * ratio, rtol=1e-3)
+            grown.lrs = sorted(grown.lrs + [v])
+        best = int(np.argmax(np.round(val / 100, experiment.TIE_DIGITS)))
+        assert state[f"{r.key}/lr"][0] == lrs[best]
+        if best in (0, len(lrs) - 1):
+            assert ext == experiment.MAX_EXTENSIONS
+        part = frame[(frame["method"] == r.method) & (frame["seed"] == r.seed)]
+        assert part[part["metric"] == "tune_lr"].sort_values("step")["value"].tolist() == lrs
+        extended += ext > 0
+    # 2 rounds on a tiny S1: the spec's FedCGNM grid is too small, its choice climbs to the cap
+    top = [r for r in runs if r.method == "fedcgnm"][0]
+    assert list(state[f"{top.key}/tune_lr"]) == [0.003, 0.01, 0.03, 0.09, 0.27]
+    assert state[f"{top.key}/lr"][0] == 0.27 and extended >= 1
+    rows = experiment.evaluate(cfg, data, runs, state, frame)
+    assert {row["lr_on_edge"] for row in rows} <= {0.0, 1.0}
+
+
 def _metrics(cgnm_bacc, cgnm_tail, others=80.0, n_seeds=5, cb_bonus=0.0):
     rows = []
     for s in ("S1", "S2"):
@@ -301,10 +383,11 @@ def _metrics(cgnm_bacc, cgnm_tail, others=80.0, n_seeds=5, cb_bonus=0.0):
             for m in ("fedavg", "fedavgm", "fedavg-cb", "fedavg-la", "fednm", "fedcgnm-gC"):
                 bonus = cb_bonus if m == "fedavg-cb" else 0.0
                 rows.append({"method": m, "setting": s, "seed": seed,
-                             "bacc": others + seed + bonus, "tail_acc": 50.0 + seed, "lr": 0.1})
+                             "bacc": others + seed + bonus, "tail_acc": 50.0 + seed, "lr": 0.1,
+                             "lr_extensions": 0.0, "lr_on_edge": 0.0})
             rows.append({"method": "fedcgnm", "setting": s, "seed": seed,
                          "bacc": cgnm_bacc + seed + 0.1 * seed ** 2, "tail_acc": cgnm_tail + seed,
-                         "lr": 0.03})
+                         "lr": 0.27, "lr_extensions": 2.0, "lr_on_edge": 1.0})
     return pd.DataFrame(rows)
 
 
@@ -314,6 +397,16 @@ def test_claims_fail_on_metrics_built_to_fail_and_pass_otherwise():
     assert [c.verdict for c in bad] == [NOT_REPRODUCED] * 4
     good = claims.check(cfg, _metrics(90.0, 80.0), pd.DataFrame())
     assert [c.verdict for c in good] == [REPRODUCED] * 4
+
+
+def test_claim_notes_name_a_choice_still_on_the_grid_edge():
+    cfg = pipeline.resolve("fedcgnm", "default")
+    out = {c.id: c.to_dict()["note"] for c in claims.check(cfg, _metrics(90.0, 80.0),
+                                                            pd.DataFrame())}
+    assert "4 of 6 choices of these methods lie inside" in out["headline"].split("|")[-1]
+    assert "fedcgnm on S1 +2" in out["headline"]
+    assert "beyond the grid: fedcgnm on S1 (lr=0.27), fedcgnm on S2 (lr=0.27)" in out["headline"]
+    assert "fedcgnm on S2" not in out["tail"] and "fedcgnm on S1 (lr=0.27)" in out["tail"]
 
 
 def test_parity_claim_holds_against_each_reweighting_baseline():
@@ -345,3 +438,5 @@ def test_pipeline_smoke_end_to_end(tmp_path):
     metrics = pd.read_csv(out["metrics"])
     assert len(metrics) == 8 and metrics["bacc"].between(0, 100).all()
     assert (out["figures"] / "convergence.png").exists()
+    page = out["report_md"].read_text()
+    assert "Table 2: step-size selection" in page and "[" in page

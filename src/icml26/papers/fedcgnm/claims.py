@@ -14,14 +14,17 @@ Statistic per claim, fixed from the spec's wording before any result was seen:
    FedCGNM - baseline, check_mean >= -1. (No baseline is picked by its test score.)
 4. "G = 3 >= G = 1 + 3 points on S1, and G = 3 >= G = C - 1 point": paired differences,
    check_mean; both parts on S1, the setting of the spec's group ablation (Fig. 3).
-Claims use the settings named S1 and S2; parts whose runs are absent (smoke: S1 only, one seed)
-are left out and a claim without parts is inconclusive. Per-seed values go to the checks as
-pandas Series indexed by seed, so a failed (non-finite) run is named in the note.
+Step sizes come from the grid-edge rule on the tuning seed's validation data (experiment.py);
+each claim's note says, from the metrics, which of its methods' grids were extended and which
+choices are still on the edge after the last extension (censored: the best step size may lie
+beyond the grid). Claims use the settings named S1 and S2; parts whose runs are absent
+(smoke: S1 only, one seed) are left out and a claim without parts is inconclusive. Per-seed
+values go to the checks as pandas Series indexed by seed, so a failed (non-finite) run is
+named in the note.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from icml26.claims import Claim, check_every, check_mean
@@ -53,23 +56,35 @@ def _lr_note(metrics, methods, setting: str) -> str:
     return f"{setting}: " + "; ".join(out)
 
 
-def _edge_note(cfg: dict, metrics, settings) -> str:
-    """Where FedCGNM's selected step size is the largest of its grid (the grid's edge)."""
-    top = max(float(v) for v in cfg["params"]["lr_grid"]["cgnm"])
-    hit = [s for s in settings
-           if np.isclose(metrics.loc[(metrics["method"] == CGNM) & (metrics["setting"] == s),
-                                     "lr"].max(), top)]
-    if not hit:
+def _pairs(metrics, methods, settings):
+    """One row per (method, setting) of the given ones (selection columns are per pair)."""
+    part = metrics[metrics["method"].isin(methods) & metrics["setting"].isin(settings)]
+    return part.groupby(["method", "setting"], sort=False).first()
+
+
+def _selection_note(metrics, methods, settings) -> str:
+    """Outcome of the grid-edge rule for the claim's methods, written from the metrics: which
+    grids were extended and which choices are still on the edge after the cap (censored: the
+    best step size may lie beyond the grid). Table 2 lists every final grid."""
+    rows = _pairs(metrics, methods, settings)
+    if not len(rows) or "lr_on_edge" not in rows:
         return ""
-    return (f" FedCGNM selected the largest value of the spec's grid (lr={top:g}) on "
-            f"{', '.join(hit)}: the normalised update moves at most lr*G per local step, so "
-            "with few local steps per round (S2: 1-2) it is step-limited at this grid.")
+    inside = int((rows["lr_on_edge"] == 0).sum())
+    ext = [f"{m} on {s} +{int(r['lr_extensions'])}" for (m, s), r in rows.iterrows()
+           if r["lr_extensions"] > 0]
+    out = (f" Step sizes (grid-edge rule, Table 2): {inside} of {len(rows)} choices of "
+           "these methods lie inside their final grid")
+    out += f"; grids extended: {', '.join(ext)}" if ext else "; no grid was extended"
+    edge = [f"{m} on {s} (lr={r['lr']:g})" for (m, s), r in rows.iterrows() if r["lr_on_edge"]]
+    if edge:
+        out += ("; still on the edge after the last extension, so the best step size may lie "
+                f"beyond the grid: {', '.join(edge)}")
+    return out + "."
 
 
 def check(cfg: dict, metrics, curves) -> list[Claim]:
     seeds = len(cfg["seeds"])
     settings = [s for s in ("S1", "S2") if s in cfg["settings"]]
-    edge = _edge_note(cfg, metrics, settings)
     claims = []
 
     c1 = Claim("headline", "FedCGNM (G=3) beats FedAvg and FedAvgM on balanced accuracy by >= 5 "
@@ -82,7 +97,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
             if d.size:
                 c1.add(f"{s}: FedCGNM - {base} (mean)", check_mean(d, ">=", MARGIN[s]))
                 c1.add(f"{s}: FedCGNM - {base} (every seed)", check_every(d, ">", 0.0))
-    c1.note = " | ".join(_lr_note(metrics, (CGNM, AVG, AVGM), s) for s in settings) + "." + edge
+    c1.note = (" | ".join(_lr_note(metrics, (CGNM, AVG, AVGM), s) for s in settings) + "."
+               + _selection_note(metrics, (CGNM, AVG, AVGM), settings))
     claims.append(c1)
 
     c2 = Claim("tail", "FedCGNM tail accuracy (3 rarest classes) >= FedAvg tail accuracy + 15 "
@@ -93,7 +109,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
         c2.add("S1: tail(FedCGNM) - tail(FedAvg)", check_mean(d, ">=", 15.0))
         ours, theirs = (per_seed(metrics, m, "S1", "tail_acc").mean() for m in (CGNM, AVG))
         c2.note = (f"S1 tail accuracy: FedCGNM {ours:.1f}, FedAvg {theirs:.1f} (per-seed "
-                   f"differences {', '.join(f'{v:.1f}' for v in d)})")
+                   f"differences {', '.join(f'{v:.1f}' for v in d)})."
+                   + _selection_note(metrics, (CGNM, AVG), ["S1"]))
     claims.append(c2)
 
     c3 = Claim("reweighting-parity", "FedCGNM balanced accuracy >= max(FedAvg-CB, FedAvg-LA) - 1 "
@@ -107,7 +124,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
                 c3.add(f"{s}: FedCGNM - {base}", check_mean(d, ">=", -1.0))
                 notes.append(f"{s}: FedCGNM - {base} {d.mean():+.2f} points")
     c3.note = ("One part per reweighting baseline: >= max(CB, LA) - 1 holds exactly when it "
-               "holds against each. " + "; ".join(notes) + "." + edge)
+               "holds against each. " + "; ".join(notes) + "."
+               + _selection_note(metrics, (CGNM, CB, LA), settings))
     claims.append(c3)
 
     c4 = Claim("grouping", "Grouping matters on S1: FedCGNM (G=3) >= FedNM (G=1) + 3 points, and "
@@ -118,6 +136,7 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
             d = paired(metrics, CGNM, other, "S1")
             if d.size:
                 c4.add(f"S1: {label}", check_mean(d, ">=", thr))
-        c4.note = _lr_note(metrics, (CGNM, NM, GC), "S1")
+        c4.note = (_lr_note(metrics, (CGNM, NM, GC), "S1") + "."
+                   + _selection_note(metrics, (CGNM, NM, GC), ["S1"]))
     claims.append(c4)
     return claims
