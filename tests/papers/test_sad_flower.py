@@ -10,14 +10,19 @@ import pytest
 
 from icml26 import pipeline
 from icml26.claims import NOT_REPRODUCED
-from icml26.papers.sad_flower import baselines, claims, system
+from icml26.errors import ConfigError
+from icml26.papers.sad_flower import baselines, claims, experiment, system
 from icml26.papers.sad_flower.sad_flower import (
     Problems,
     Rows,
     Standardiser,
     constraint_terms,
     guided_sample,
+    guided_steps,
+    official_gain,
     prescribed_gain,
+    prescribed_time,
+    qp_residual,
     solve_qp,
 )
 
@@ -187,6 +192,145 @@ def test_hildreth_matches_reference_qp_solution():
         # the tolerances are Hildreth's (400 sweeps) accuracy, not the reference's
         assert ours @ ours == pytest.approx(ref @ ref, rel=1e-4, abs=1e-8)
         np.testing.assert_allclose(ours, ref, atol=1e-4)
+    # the exact mode (the official solver is exact): after 3 sweeps, the plans still off by
+    # more than tol are solved exactly; plan by plan the same as solving each plan alone
+    ex_rows = Rows(sweeps=3, exact=True, tol=1e-9)
+    t_s, t_a, t_sl = solve_qp(terms, v_s, v_a, mu, ex_rows)
+    assert qp_residual(terms, v_s, v_a, *solve_qp(terms, v_s, v_a, mu, Rows(sweeps=3)), mu,
+                       Rows()).max() > 1e-6        # 3 sweeps alone are not enough here
+    for b, (G, rhs) in enumerate(_dense_qp(terms, v_s, v_a, mu, std)):
+        ours = np.concatenate([t_s[b].ravel(), t_a[b].ravel(), [10 * t_sl[b]]])
+        np.testing.assert_allclose(ours, _least_distance_point(G, rhs), atol=1e-8)
+        one = {k: (v if k == "var" else v[b:b + 1]) for k, v in terms.items()}
+        o_s, o_a, _ = solve_qp(one, v_s[b:b + 1], v_a[b:b + 1], mu, ex_rows)
+        np.testing.assert_allclose(o_s[0], t_s[b], atol=1e-12)
+        np.testing.assert_allclose(o_a[0], t_a[b], atol=1e-12)
+    # the residual read-out: ~0 for the converged solution, > 0 for w = 0 where a row binds
+    assert qp_residual(terms, v_s, v_a, w_s, w_a, slack, mu, Rows()).max() < 1e-6
+    zero = qp_residual(terms, v_s, v_a, 0 * w_s, 0 * w_a, 0 * slack, mu, Rows(slack=False))
+    assert (zero > 1e-3).all()
+
+
+def test_an_infeasible_qp_keeps_hildreth_and_the_others_are_exact():
+    """A plan point inside two overlapping discs, on the line between their centres: the two
+    obstacle rows push it in opposite directions by more than their gap, so no w meets both
+    (infeasible): the exact solver reports it and Hildreth's iterate stays, with a violation
+    left; the feasible plan of the same batch is solved exactly (w = the projection onto its
+    one violated row)."""
+    H, B = 2, 2
+    std = Standardiser(np.zeros(5 * H), np.ones(5 * H), H)
+    states = np.zeros((B, H, 3))                  # plan 0: p_1 = p_2 = (0, 0)
+    states[1, :, :2] = [[5.0, 5.0], [5.0, 5.3]]   # plan 1: p_1 inside one disc, p_2 outside
+    actions = np.full((B, H, 2), 0.5)
+    x0 = np.zeros((B, 3))
+    centres = np.array([[[-0.05, 0.0], [0.05, 0.0]], [[5.0, 5.05], [9.0, 9.0]]])
+    prob = Problems(x0, np.zeros((B, 2)), centres, np.full((B, 2), 0.1), 0.8, 2.0)
+    terms = constraint_terms(states, actions, prob, std)
+    zs, za = np.zeros_like(states), np.zeros_like(actions)
+    rows = Rows(clf=False, slack=False, active_below=1e9, sweeps=2, exact=True, tol=1e-9)
+    w_s, w_a, sl = solve_qp(terms, zs, za, 10.0, rows)
+    res = qp_residual(terms, zs, za, w_s, w_a, sl, 10.0, rows)
+    assert res[0] > 1e-2 and res[1] < 1e-9
+    hild = solve_qp(terms, zs, za, 10.0, Rows(clf=False, slack=False, active_below=1e9,
+                                              sweeps=2))
+    np.testing.assert_array_equal(w_s[0], hild[0][0])   # infeasible: Hildreth's iterate
+    # plan 1: h = 0.05^2 - 0.01 = -0.0075 at p_1, grad (0, -0.1): w_y(p_1) = -10 * 0.0075 / 0.1
+    np.testing.assert_allclose(w_s[1, 0, :2], [0.0, -0.75], atol=1e-9)
+    np.testing.assert_allclose(w_s[1, 1], 0.0, atol=1e-12)
+
+
+def test_official_gain_and_prescribed_time_by_hand():
+    """gflower/CBFCLF_tool/CBF_CLF_generator.py: c (1 / max((T - t)^2, pt_min) + 10 t), with
+    T = 1 - 1/249 + 1e-4 for the umaze script's 250 grid points (flow_policy.py)."""
+    T = prescribed_time(249)
+    assert T == pytest.approx(1 - 1 / 249 + 1e-4, abs=1e-15)
+    # tau = 0.96: (T - tau)^2 = 0.0012948.. < 0.005, so the floor binds: 0.2 (200 + 9.6)
+    assert official_gain(0.96, 0.2, 0.005, 10.0, T) == pytest.approx(41.92, rel=1e-12)
+    # the CLF floor 0.05: 0.5 (20 + 9.6)
+    assert official_gain(0.96, 0.5, 0.05, 10.0, T) == pytest.approx(14.8, rel=1e-12)
+    # tau = 0.5: (T - 0.5)^2 = 0.49608.. ^2 = 0.24610.. > 0.005: 0.2 (4.0634.. + 5)
+    d2 = (T - 0.5) ** 2
+    assert official_gain(0.5, 0.2, 0.005, 10.0, T) == pytest.approx(0.2 * (1 / d2 + 5))
+
+
+def test_guided_steps_official_strict_gate_and_spec_inclusive_gate():
+    # official: skip t <= start_time; the umaze grid of 249 steps guides k = 237..248
+    np.testing.assert_array_equal(guided_steps(249, 0.95), np.arange(237, 249))
+    np.testing.assert_array_equal(guided_steps(50, 0.95), [48, 49])   # smoke: 0.96, 0.98
+    assert len(guided_steps(10, 0.95)) == 0                            # would equal FM
+    # a start on the grid: strict leaves it out, the spec's ">= tau_on" keeps it
+    assert guided_steps(20, 0.3)[0] == 7 and guided_steps(20, 0.3, strict=False)[0] == 6
+
+
+def test_separate_gains_reach_their_own_rows():
+    """Zero flow, std 1, a consistent plan far from the obstacle, v above its bound by 0.2:
+    the action row -w_v >= -mu_act h gives w_v = -0.2 mu_act, whatever mu_obs and mu_clf; with
+    an inconsistent plan and no barriers, the CLF row gives w = -mu_clf V gV / ||gV||^2."""
+    H, B = 3, 1
+    std = Standardiser(np.zeros(5 * H), np.ones(5 * H), H)
+    actions = np.zeros((B, H, 2))
+    actions[..., 0] = 1.0                                  # v_max = 0.8: h = -0.2
+    x0 = np.zeros((B, 3))
+    states = system.rollout(x0, actions)                   # consistent: V = 0
+    prob = Problems(x0, np.zeros((B, 2)), np.full((B, 1, 2), 50.0), np.full((B, 1), 0.1),
+                    0.8, 2.0)
+    terms = constraint_terms(states, actions, prob, std)
+    zs, za = np.zeros_like(states), np.zeros_like(actions)
+    rows = Rows(slack=False, active_below=1e9, sweeps=50)
+    _, w_a, _ = solve_qp(terms, zs, za, 7.0, rows, mu_act=3.0, mu_clf=11.0)
+    np.testing.assert_allclose(w_a[..., 0], -0.2 * 3.0, atol=1e-12)
+    np.testing.assert_allclose(w_a[..., 1], 0.0, atol=1e-12)
+    # the CLF alone (one row: exact projection in one sweep)
+    states = states + 0.05
+    terms = constraint_terms(states, actions, prob, std)
+    w_s, w_a, _ = solve_qp(terms, zs, za, 7.0, Rows(obstacles=False, actions=False,
+                                                     slack=False), mu_clf=11.0)
+    g = np.concatenate([terms["gV_s"].ravel(), terms["gV_a"].ravel()])
+    expect = -11.0 * terms["V"][0] * g / (g @ g)
+    np.testing.assert_allclose(np.concatenate([w_s.ravel(), w_a.ravel()]), expect, atol=1e-12)
+
+
+def test_official_gains_shrink_a_violated_action_bound_by_their_product():
+    """Zero flow, v above the bound: on the official grid h_k+1 = (1 - mu_act(tau_k) dtau) h_k
+    exactly on the 12 guided steps (tau > 0.95), so only a fraction ~0.11 of the violation is
+    repaired by tau = 1; the obstacle and CLF gains (other constants) do not enter."""
+    H, B, n = 3, 2, 249
+    std = Standardiser(np.zeros(5 * H), np.ones(5 * H), H)
+    actions = np.zeros((B, H, 2))
+    actions[..., 0] = 1.0
+    prob = Problems(np.zeros((B, 3)), np.zeros((B, 2)), np.full((B, 1, 2), 50.0),
+                    np.full((B, 1), 0.1), 0.8, 2.0)
+    Z0 = std.to_z(np.zeros((B, H, 3)), actions)
+    T = prescribed_time(n)
+
+    def gains(tau):
+        return (official_gain(tau, 5.0, 0.005, 10.0, T), official_gain(tau, 0.2, 0.005, 10.0, T),
+                official_gain(tau, 9.0, 0.05, 10.0, T))
+
+    rows = Rows(obstacles=False, actions=True, clf=False, slack=False, active_below=1e9)
+    Z, _ = guided_sample(lambda Z, t: np.zeros_like(Z), Z0, prob, std, n, rows, gains, 0.95)
+    h = -0.2
+    for k in range(n):
+        if k / n > 0.95:
+            h *= 1 - official_gain(k / n, 0.2, 0.005, 10.0, T) / n
+    np.testing.assert_allclose(0.8 - std.to_x(Z)[1][..., 0], h, rtol=1e-9)
+    assert h / -0.2 == pytest.approx(0.11, abs=0.005)  # the findings' arithmetic, by hand
+
+
+def test_shrink_factors_match_the_hand_arithmetic_at_default():
+    cfg = pipeline.resolve(SLUG, "default")
+    f_obs, f_clf, n_on = claims.shrink_factors(experiment._p(cfg, "unicycle"))
+    assert n_on == 12
+    # 12 steps of 1 - 0.2 (200 + 10 tau) / 249 and 1 - 0.5 (20 + 10 tau) / 249, tau ~ 0.95-1
+    assert f_obs == pytest.approx(0.109, abs=0.002) and f_clf == pytest.approx(0.478, abs=0.002)
+
+
+def test_a_start_time_that_leaves_no_guided_step_is_one_config_line():
+    cfg = pipeline.resolve(SLUG, "smoke")
+    bad = {**cfg, "params": {**cfg["params"], "n_steps": 10}}
+    with pytest.raises(ConfigError, match="leaves no Euler step") as info:
+        experiment._p(bad, "unicycle")
+    assert "\n" not in str(info.value)
 
 
 def test_action_barrier_follows_the_prescribed_time_product():
@@ -204,7 +348,7 @@ def test_action_barrier_follows_the_prescribed_time_product():
     Z0 = std.to_z(states, actions)
     rows = Rows(obstacles=False, actions=True, clf=False, slack=False)
     Z, _ = guided_sample(lambda Z, t: np.zeros_like(Z), Z0, prob, std, n, rows,
-                         prescribed_gain, tau_on=0.3)
+                         prescribed_gain, tau_on=0.3, strict=False)
     v_end = std.to_x(Z)[1][..., 0]
     h = -0.2
     for k in range(n):
@@ -223,14 +367,15 @@ def test_clf_guidance_drives_inconsistency_down_and_keeps_safe_plans_untouched()
     V0 = system.clf(prob.x0, states, actions)[0]
     zero = lambda Z, t: np.zeros_like(Z)  # noqa: E731
     rows = Rows(obstacles=True, actions=False, clf=True, slack=False)
-    Z, _ = guided_sample(zero, Z0, prob, std, 200, rows, prescribed_gain, tau_on=0.0)
+    Z, _ = guided_sample(zero, Z0, prob, std, 200, rows, prescribed_gain, tau_on=0.0,
+                         strict=False)
     V1 = system.clf(prob.x0, *std.to_x(Z))[0]
     # hard CLF: continuous time gives V(1) <= V(0) (delta / (1 + delta))^c = 3.8e-4 V(0); Euler
     # steps add second-order growth (anisotropic J), so only a 20x decrease is asserted
     assert np.all(V1 < 0.05 * V0)
     # with the slack (cost 100 delta^2) the decrease stalls once ||grad V||^2 ~ 1/100
     Z, slack = guided_sample(zero, Z0, prob, std, 200, Rows(obstacles=True, actions=False),
-                             prescribed_gain, tau_on=0.0)
+                             prescribed_gain, tau_on=0.0, strict=False)
     V2 = system.clf(prob.x0, *std.to_x(Z))[0]
     assert np.all(V2 < 0.2 * V0) and np.all(V2 > V1) and np.all(slack > 0)
     # states-only CBF on a plan far from every obstacle: w = 0, the plan is unchanged
@@ -366,6 +511,26 @@ def test_flow_matching_recovers_a_single_demonstration():
     vel = flow.velocity_fn(net, np.zeros((8, 5)))
     Z = baselines.fm_sample(vel, rng.standard_normal((8, 20)), 30)
     assert np.abs(Z - target).mean() < 0.15
+
+
+def test_ema_weights_follow_the_recursion_of_the_raw_weights():
+    """ema_1 = theta_1, ema_k = d ema_k-1 + (1 - d) theta_k (AveragedModel in the official
+    train_maze2d.py); theta_k from runs of k raw steps with the same seed (same draws)."""
+    from icml26.papers.sad_flower import flow
+
+    rng = np.random.default_rng(0)
+    Z1, cond = rng.standard_normal((32, 6)), rng.standard_normal((32, 5))
+
+    def weights(steps, d):
+        net, _ = flow.train_fm(Z1, cond, 3, steps, batch=8, lr=1e-2, hidden=8, ema_decay=d)
+        return [p.detach().numpy().astype(np.float64) for p in net.parameters()]
+
+    raw = [weights(k, 0.0) for k in (1, 2, 3)]
+    d = 0.9
+    expect = [d * (d * a + (1 - d) * b) + (1 - d) * c for a, b, c in zip(*raw, strict=True)]
+    for got, want, last in zip(weights(3, d), expect, raw[2], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+        assert not np.allclose(got, last)  # not the raw weights
 
 
 def _metrics_built_to_fail():

@@ -91,7 +91,7 @@ def gradient_guided_sample(velocity, Z0, prob: Problems, std: Standardiser, n_st
     is taken with respect to the same Z: grad_Z = s grad_X by the chain rule, the mapping
     SAD-Flower's QP uses. Each Euler step of the flow (one network call) is followed by n
     explicit sub-steps of the guidance term over the same dtau (Lie splitting of the same
-    ODE). One explicit step of lam grad_Z C over dtau = 1/30 is unstable wherever
+    ODE). One explicit step of lam grad_Z C over one Euler step dtau is unstable wherever
     lam dtau x curvature(C) > 2, which the consistency term V exceeds, so n is set at every
     step from the estimated curvature L of the batch: n = ceil(lam dtau max L), i.e. each
     sub-step has lam h L <= 1, half the explicit stability limit. ``stats`` (a list) receives
@@ -117,9 +117,10 @@ def gradient_guided_sample(velocity, Z0, prob: Problems, std: Standardiser, n_st
 
 
 def cbf_states_only_sample(velocity, Z0, prob: Problems, std: Standardiser, n_steps: int,
-                           mu: float = 5.0, tau_on: float = 0.3, record=None):
+                           mu: float = 5.0, tau_on: float = 0.3, record=None, stats=None):
     """SafeDiffuser-style invariance: obstacle CBF rows only, constant gain mu, no CLF."""
     rows = Rows(obstacles=True, actions=False, clf=False, slack=False)
     Z, _ = guided_sample(velocity, Z0, prob, std, n_steps, rows, lambda tau: mu,
-                         tau_on=tau_on, record=record)
+                         tau_on=tau_on, record=record, strict=False,  # tau >= tau_on (spec)
+                         stats=stats)
     return Z

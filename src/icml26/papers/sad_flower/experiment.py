@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from icml26.errors import ConfigError
+from icml26.grid import Run
 from icml26.seeding import derive_seed
 from icml26.seeding import rng as named_rng
 
 from . import system
 
-METHODS_QP = {"SAD-Flower", "SAD-noCLF", "SAD-noAct"}
+METHODS_QP = {"SAD-Flower", "SAD-noCLF", "SAD-noAct"}  # official gains, start and grid
+SPEC_GAIN = "SAD-specgain"  # SAD-Flower with the spec's gain, start, grid (our earlier reading)
 TOL_H = 1e-3      # a constraint counts as satisfied if h >= -1e-3
 TOL_CONS = 1e-2   # consistency: max_t ||x_{t+1} - f(x_t, u_t)|| <= 1e-2
 GOAL_TOL = 0.1    # executed success: final distance to goal <= 0.1
 N_EXAMPLES = 6    # plans of Fig. 1
+RECORD_FINE = 0.9  # Fig. 2 records every Euler step from here on (the official window is 0.95-1)
 
 
 # per-setting overrides: the action bounds (b1, b2) of a system, at test time and in the demos
@@ -33,18 +37,45 @@ def _p(cfg, setting=None):
     if setting is not None:
         s = cfg["settings"][setting] or {}
         p.update({k: s[k] for k in SETTING_KEYS if k in s})
-    return {
+    out = {
         "n_demos": int(p["n_demos"]), "train_steps": int(p["train_steps"]),
         "batch": int(p["batch"]), "lr": float(p["lr"]), "hidden": int(p["hidden"]),
+        "ema_decay": float(p["ema_decay"]),
         "n_models": int(p["n_models"]), "n_problems": int(p["n_problems"]),
-        "n_steps": int(p["n_steps"]), "tau_on": float(p["tau_on"]), "c": float(p["c"]),
-        "delta": float(p["delta"]), "v_max": float(p["v_max"]), "om_max": float(p["om_max"]),
-        "sweeps": int(p["sweeps"]), "active_below": float(p["active_below"]),
+        "n_steps": int(p["n_steps"]), "tau_on": float(p["tau_on"]),
+        "c_cbf_state": float(p["c_cbf_state"]), "c_cbf_action": float(p["c_cbf_action"]),
+        "c_clf": float(p["c_clf"]), "pt_cbf_min": float(p["pt_cbf_min"]),
+        "pt_clf_min": float(p["pt_clf_min"]), "pt_ord1": float(p["pt_ord1"]),
+        "pt_eps": float(p["pt_eps"]), "slack_clf": bool(p["slack_clf"]),
+        "active_below": float(p["active_below"]),
+        "spec_n_steps": int(p["spec_n_steps"]), "spec_tau_on": float(p["spec_tau_on"]),
+        "c": float(p["c"]), "delta": float(p["delta"]),
+        "spec_active_below": float(p["spec_active_below"]),
+        "tau_on_baselines": float(p["tau_on_baselines"]),
+        "v_max": float(p["v_max"]), "om_max": float(p["om_max"]),
+        "sweeps": int(p["sweeps"]), "qp_exact": bool(p["qp_exact"]),
+        "qp_tol": float(p["qp_tol"]),
         "lam_grad": float(p["lam_grad"]), "mu_states": float(p["mu_states"]),
         "n_gn": int(p["n_gn"]), "n_obs": int(p["n_obs"]),
         "demo_v_max": float(p["demo_v_max"]), "demo_om_max": float(p["demo_om_max"]),
         "loss_every": int(p.get("loss_every", 100)),
     }
+    _check_guided(out)
+    return out
+
+
+def _check_guided(p):
+    """Every guided method must act on at least one Euler step (else it silently equals FM)."""
+    from .sad_flower import guided_steps
+
+    for n, tau_on, strict, what in (
+            (p["n_steps"], p["tau_on"], True, "n_steps / tau_on (SAD-Flower)"),
+            (p["spec_n_steps"], p["spec_tau_on"], False, "spec_n_steps / spec_tau_on"),
+            (p["n_steps"], p["tau_on_baselines"], False, "n_steps / tau_on_baselines")):
+        if not len(guided_steps(n, tau_on, strict)):
+            raise ConfigError(f"sad-flower: {what} = {n} / {tau_on:g} leaves no Euler step "
+                              f"tau_k = k / {n} with tau_k {'>' if strict else '>='} "
+                              f"{tau_on:g}; raise the step count or lower the start time")
 
 
 def _system(cfg, setting):
@@ -94,31 +125,57 @@ def _problems(cfg, data, setting, seed):
                     sysm=_system(cfg, setting)[0])
 
 
-def _sample(method, velocity, Z0, prob, std, p, record):
-    """One method's plans (standardised) and per-plan mean slack."""
+def official_gains(p):
+    """tau -> (mu_obs, mu_act, mu_clf): the official gains (CBF_CLF_generator.py) with the
+    constants of the config (eval_umaze_SADFlower.sh) and T = the last evaluation time + pt_eps."""
+    from .sad_flower import official_gain, prescribed_time
+
+    T = prescribed_time(p["n_steps"], p["pt_eps"])
+
+    def gain(tau):
+        return (official_gain(tau, p["c_cbf_state"], p["pt_cbf_min"], p["pt_ord1"], T),
+                official_gain(tau, p["c_cbf_action"], p["pt_cbf_min"], p["pt_ord1"], T),
+                official_gain(tau, p["c_clf"], p["pt_clf_min"], p["pt_ord1"], T))
+
+    return gain
+
+
+def n_steps_of(method, p):
+    """Euler steps of a method: the spec-gain variant keeps the spec's grid."""
+    return p["spec_n_steps"] if method == SPEC_GAIN else p["n_steps"]
+
+
+def _sample(method, velocity, Z0, prob, std, p, record, fm_plan, stats):
+    """One method's plans (standardised) and per-plan mean slack. ``fm_plan``: the unguided
+    plan from the same noise on the same grid (FM, and the start of FM+proj)."""
     from . import baselines as bl
     from .sad_flower import Rows, guided_sample, prescribed_gain
 
     zero = np.zeros(Z0.shape[0])
-    n = p["n_steps"]
+    n = n_steps_of(method, p)
     if method == "FM":
-        return bl.fm_sample(velocity, Z0, n, record), zero
-    if method == "FM+proj":
-        Z = bl.fm_sample(velocity, Z0, n, record)
-        rows = Rows(sweeps=p["sweeps"], active_below=p["active_below"])
-        return bl.project(Z, prob, std, p["n_gn"], rows), zero
-    if method == "GradGuide":
+        return fm_plan, zero
+    if method == "FM+proj":  # spec baseline: the spec's row filter and CLF slack
+        rows = Rows(sweeps=p["sweeps"], active_below=p["spec_active_below"], slack=True)
+        return bl.project(fm_plan, prob, std, p["n_gn"], rows), zero
+    if method == "GradGuide":  # spec: "for tau >= 0.3" (no official code)
         return bl.gradient_guided_sample(velocity, Z0, prob, std, n, p["lam_grad"],
-                                         p["tau_on"], record), zero
+                                         p["tau_on_baselines"], record), zero
     if method == "CBF-states-only":
         return bl.cbf_states_only_sample(velocity, Z0, prob, std, n, p["mu_states"],
-                                         p["tau_on"], record), zero
-    if method in METHODS_QP:
+                                         p["tau_on_baselines"], record, stats), zero
+    if method in METHODS_QP:  # official: separate gains, hard CLF, every row, tau > start
         rows = Rows(obstacles=True, actions=method != "SAD-noAct", clf=method != "SAD-noCLF",
-                    slack=True, active_below=p["active_below"], sweeps=p["sweeps"])
+                    slack=p["slack_clf"], active_below=p["active_below"], sweeps=p["sweeps"],
+                    exact=p["qp_exact"], tol=p["qp_tol"])
+        return guided_sample(velocity, Z0, prob, std, n, rows, official_gains(p),
+                             tau_on=p["tau_on"], record=record, strict=True, stats=stats)
+    if method == SPEC_GAIN:  # the spec's reading: one gain c / (1 - tau + delta), slack
+        rows = Rows(slack=True, active_below=p["spec_active_below"], sweeps=p["sweeps"])
         return guided_sample(velocity, Z0, prob, std, n, rows,
                              lambda tau: prescribed_gain(tau, p["c"], p["delta"]),
-                             tau_on=p["tau_on"], record=record)
+                             tau_on=p["spec_tau_on"], record=record, strict=False,
+                             stats=stats)
     raise ValueError(f"sad-flower: unknown method {method!r}")
 
 
@@ -149,22 +206,30 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             cond = (np.concatenate([data[f"{s}/demo_x0"], data[f"{s}/demo_goal"]], 1) - cm) / cs
             nets[s, model], losses[s, model] = flow.train_fm(
                 Z1, cond, derive_seed(paper, s, "fm", model), p["train_steps"], p["batch"],
-                p["lr"], p["hidden"], device=dev)
+                p["lr"], p["hidden"], device=dev, ema_decay=p["ema_decay"])
         net = nets[s, model]
         prob = _problems(cfg, data, s, run.seed)
         cond = (np.concatenate([prob.x0, prob.goal], 1) - cm) / cs
         velocity = flow.velocity_fn(net, cond)
         Z0 = data[f"{s}/{run.seed}/noise"]
-        if (s, run.seed) not in fm_cache:  # the unguided plan from the same noise
-            fm_cache[s, run.seed] = fm_sample(velocity, Z0, p["n_steps"])
-        rec = _Recorder(run, prob, std)
-        Z, slack = _sample(run.method, velocity, Z0, prob, std, p, rec)
+        n = n_steps_of(run.method, p)
+        if (s, run.seed, n) not in fm_cache:  # the unguided plan from the same noise and grid
+            fm_rec = _Recorder(Run("FM", s, run.seed), prob, std, n)
+            fm_cache[s, run.seed, n] = fm_sample(velocity, Z0, n, fm_rec), fm_rec.rows
+        fm_plan, fm_rows = fm_cache[s, run.seed, n]
+        rec = _Recorder(run, prob, std, n)
+        stats = {}
+        Z, slack = _sample(run.method, velocity, Z0, prob, std, p, rec, fm_plan, stats)
+        if run.method == "FM":
+            rec.rows = [{**r, **run.as_dict()} for r in fm_rows]
         states, actions = std.to_x(Z)
-        fm_states, fm_actions = std.to_x(fm_cache[s, run.seed])
+        fm_states, fm_actions = std.to_x(fm_plan)
         X, X_fm = system.flatten(states, actions), system.flatten(fm_states, fm_actions)
         state[f"{run.key}/states"] = states
         state[f"{run.key}/actions"] = actions
         state[f"{run.key}/slack"] = slack
+        # 0 for the methods that solve no QP inside the flow (FM, FM+proj, GradGuide)
+        state[f"{run.key}/qp_residual"] = stats.get("qp_residual", np.zeros(len(slack)))
         state[f"{run.key}/intervention"] = (np.linalg.norm(X - X_fm, axis=1)
                                             / np.linalg.norm(X_fm, axis=1))
         curves.extend(rec.rows)
@@ -178,12 +243,17 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
 
 
 class _Recorder:
-    """Per Euler step: constraint values of plan 0 (Fig. 2) and the batch-mean slack."""
+    """Constraint values of plan 0 (Fig. 2), the batch-median V and the batch-mean slack, at
+    every Euler step with tau >= RECORD_FINE and at the end, and at every ``every``-th step
+    before that (every = n_steps // 30: the whole grid when it has <= 59 steps)."""
 
-    def __init__(self, run, prob, std):
+    def __init__(self, run, prob, std, n_steps):
         self.run, self.prob, self.std, self.rows = run, prob, std, []
+        self.n_steps, self.every = n_steps, max(1, n_steps // 30)
 
     def __call__(self, k, tau, Z, slack):
+        if not (k % self.every == 0 or tau >= RECORD_FINE - 1e-9 or k == self.n_steps):
+            return
         states, actions = self.std.to_x(Z[:1])
         sub = _first(self.prob)
         sysm = sub.sysm
@@ -293,6 +363,9 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
             "goal_error_median": float(np.median(m["goal_error"])),
             "intervention": float(state[f"{run.key}/intervention"].mean()),
             "slack_mean": float(state[f"{run.key}/slack"].mean()),
+            "qp_residual_max": float(np.max(state[f"{run.key}/qp_residual"])),
+            # plans whose QP left a row violated by > 1e-3 (in Z) at some guided step
+            "qp_violated_rate": float((state[f"{run.key}/qp_residual"] > 1e-3).mean()),
             **ceilings[run.setting],
         })
     return out

@@ -15,11 +15,14 @@ from icml26.plotting import (
 
 from . import PROPOSED
 
+SPEC_GAIN = "SAD-specgain"
+
 TABLE_COLUMNS = {
     "safety_rate": "safety", "admissibility_rate": "admissibility",
     "consistency_mean": "consistency err (mean)", "consistency_p95": "consistency err (p95)",
     "executed_success": "executed success", "goal_error_mean": "goal error",
     "intervention": "intervention", "slack_mean": "mean CLF slack",
+    "qp_residual_max": "max QP row violation",
 }
 
 
@@ -83,40 +86,49 @@ def examples(cfg, curves):
 
 
 def prescribed_time(cfg, curves):
+    """Top row: the whole flow; bottom row: tau >= 0.9, where the official guidance acts."""
     setting = list(cfg["settings"])[0]
-    methods = [m for m in ("FM", "CBF-states-only", "SAD-noCLF", PROPOSED)
+    methods = [m for m in ("FM", "CBF-states-only", "SAD-noCLF", SPEC_GAIN, PROPOSED)
                if (curves["method"] == m).any()]
     colors = method_colors(methods, PROPOSED)
-    fig, axes = subplots(1, 3, figsize=(13.0, 3.6))
+    fig, axes = subplots(2, 3, figsize=(13.0, 6.4))
     panels = (("plan0_min_h_obs", "min_t,o h_obstacle", False),
               ("plan0_min_h_act", "min_t action barrier", False),
               ("plan0_consistency", "max_t ||x_t+1 - f(x_t,u_t)||", True))
-    for ax, (metric, ylabel, log) in zip(axes, panels, strict=True):
-        for m in methods:
-            c = curves[(curves["method"] == m) & (curves["setting"] == setting)]
-            tau = c[c["metric"] == "tau"].pivot(index="step", columns="seed", values="value")
-            val = c[c["metric"] == metric].pivot(index="step", columns="seed", values="value")
-            if val.empty:
-                continue
-            t = tau.mean(axis=1).to_numpy()
-            z = method_zorder(m, PROPOSED)
-            ax.plot(t, val.mean(axis=1), color=colors[m], lw=2.2 if m == PROPOSED else 1.3,
-                    label=_label(cfg, m), zorder=z)
-            ax.fill_between(t, val.min(axis=1), val.max(axis=1), color=colors[m], alpha=0.12,
-                            lw=0, zorder=z - 0.5)
-        ax.axvline(float(cfg["params"]["tau_on"]), color=REFERENCE_COLOR, ls=":")
-        if log:
-            _plain_log(ax)
-            ax.axhline(1e-2, color=REFERENCE_COLOR, ls="--", lw=1)
-        else:
-            from matplotlib.ticker import NullLocator, StrMethodFormatter
+    params = cfg["params"]
+    for row, (lo, title) in enumerate(((0.0, "whole flow"), (0.9, "tau >= 0.9"))):
+        for ax, (metric, ylabel, log) in zip(axes[row], panels, strict=True):
+            for m in methods:
+                c = curves[(curves["method"] == m) & (curves["setting"] == setting)]
+                tau = c[c["metric"] == "tau"].pivot(index="step", columns="seed", values="value")
+                val = c[c["metric"] == metric].pivot(index="step", columns="seed",
+                                                     values="value")
+                if val.empty:
+                    continue
+                t = tau.mean(axis=1).to_numpy()
+                keep = t >= lo - 1e-9
+                z = method_zorder(m, PROPOSED)
+                ax.plot(t[keep], val.mean(axis=1)[keep], color=colors[m],
+                        lw=2.2 if m == PROPOSED else 1.3,
+                        label=_label(cfg, m) if row == 0 else None, zorder=z)
+                ax.fill_between(t[keep], val.min(axis=1)[keep], val.max(axis=1)[keep],
+                                color=colors[m], alpha=0.12, lw=0, zorder=z - 0.5)
+            ax.axvline(float(params["tau_on"]), color=REFERENCE_COLOR, ls=":")
+            if row == 0 and SPEC_GAIN in methods:
+                ax.axvline(float(params["spec_tau_on"]), color=REFERENCE_COLOR, ls="-.")
+            if log:
+                _plain_log(ax)
+                ax.axhline(1e-2, color=REFERENCE_COLOR, ls="--", lw=1)
+            else:
+                from matplotlib.ticker import NullLocator, StrMethodFormatter
 
-            ax.axhline(0.0, color=REFERENCE_COLOR, ls="--", lw=1)
-            ax.set_yscale("symlog", linthresh=1e-3)  # shows the sign change at small |h|
-            ax.yaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
-            ax.yaxis.set_minor_locator(NullLocator())
-        ax.set_xlabel("flow time tau")
-        ax.set_ylabel(ylabel)
+                ax.axhline(0.0, color=REFERENCE_COLOR, ls="--", lw=1)
+                ax.set_yscale("symlog", linthresh=1e-3)  # shows the sign change at small |h|
+                ax.yaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+                ax.yaxis.set_minor_locator(NullLocator())
+            ax.set_xlim(lo, 1.0)
+            ax.set_xlabel(f"flow time tau ({title})")
+            ax.set_ylabel(ylabel)
     legend_outside(fig)
     return fig
 

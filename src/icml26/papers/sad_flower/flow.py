@@ -2,7 +2,8 @@
 
 v_phi(Z_tau, tau, x0, g): MLP [D + 1 + sx + 2] -> 256 -> 256 -> 256 -> D (SiLU; D = (sx + 2) H,
 120 for the unicycle with H = 24), trained on
-standardised demonstrations with X_tau = (1 - tau) X_0 + tau X_1, X_0 ~ N(0, I), target X_1 - X_0.
+standardised demonstrations with X_tau = (1 - tau) X_0 + tau X_1, X_0 ~ N(0, I), target X_1 - X_0;
+sampling uses the exponential moving average of the weights (official: decay 0.995).
 
 Device: the network, its Adam state and the training tensors live on ``device`` (config
 ``device`` through ``icml26.seeding.torch_device``); the initial weights and every minibatch draw
@@ -26,9 +27,15 @@ def make_net(plan_dim: int, hidden: int = 256, depth: int = 3, cond_dim: int = 3
 
 
 def train_fm(Z1, cond, seed: int, steps: int, batch: int = 256, lr: float = 1e-3, hidden=256,
-             device=None):
+             device=None, ema_decay: float = 0.0):
     """Conditional FM regression; returns the network (on ``device``, None: the CPU) and the
-    loss every step (numpy)."""
+    loss every step (numpy) of the trained weights.
+
+    ``ema_decay`` > 0: the returned network carries the exponential moving average of the
+    weights, updated after every optimiser step (the first update copies the weights, then
+    ema <- decay ema + (1 - decay) theta), as the official training (run/train_maze2d.py,
+    ``AveragedModel`` with ema_decay 0.995) whose EMA weights are the ones sampled
+    (gflower/utils/setup.py loads ``model_ema_<cp>.pth``)."""
     dev = torch.device("cpu") if device is None else torch.device(device)
     torch.set_num_threads(1)  # same bytes every run; no OpenMP spinning on a shared machine
     torch.manual_seed(seed % (2**63))
@@ -38,6 +45,8 @@ def train_fm(Z1, cond, seed: int, steps: int, batch: int = 256, lr: float = 1e-3
     net = make_net(Z1.shape[1], hidden, cond_dim=cond.shape[1]).to(dev)  # init on the CPU
     opt = Adam(net.parameters(), lr=lr)
     losses = torch.empty(steps, device=dev)  # read back once at the end
+    params = list(net.parameters())
+    ema = [p.detach().clone() for p in params] if ema_decay > 0 else None
     n = Z1.shape[0]
     for i in range(steps):
         # drawn on the CPU generator, then moved (the same draws on every device)
@@ -52,6 +61,16 @@ def train_fm(Z1, cond, seed: int, steps: int, batch: int = 256, lr: float = 1e-3
         loss.backward()
         opt.step()
         losses[i] = loss.detach()
+        if ema is not None:
+            with torch.no_grad():
+                if i == 0:
+                    torch._foreach_copy_(ema, params)
+                else:
+                    torch._foreach_lerp_(ema, params, 1.0 - ema_decay)  # d ema + (1 - d) theta
+    if ema is not None:
+        with torch.no_grad():
+            for p, e in zip(params, ema, strict=True):
+                p.copy_(e)
     net.eval()
     return net, losses.cpu().numpy().astype(np.float64)
 
