@@ -2,11 +2,13 @@
 
 A setting belongs to one part, named by its `part` parameter:
 - part "mixture" (Part A): the two-mode mixture "model" (mixture.py); methods sft, rl,
-  sft-replay.
+  sft-replay and sft-small-lr (the official simulation's second forward-KL learning rate).
 - part "policy" (Part B): the tiny shared-weight policy network (policy.py); methods sft,
-  self-sft, iter-self-sft, rl, rl-kl, rl-mean (and the diagnostic rl-lr0.5).
+  self-sft, iter-self-sft, rl, rl-nokl, rl-mean, and the spec's earlier reading sft-spec,
+  rl-spec (labelled variants, no claim).
 - part "sequence" (Part B, full profile only): a 2-layer character transformer with
-  multi-token answers (sequence.py, torch imported inside train only); the same six methods.
+  multi-token answers (sequence.py, torch imported inside train only); the six official-recipe
+  methods.
 The config's `exclude` list removes the (method, setting) pairs that do not exist in a part.
 
 Paired comparisons: in Part B every method of a (setting, seed) starts from the same base
@@ -25,9 +27,9 @@ from icml26.seeding import derive_seed, torch_device
 
 from . import mixture, policy
 
-MIXTURE_METHODS = ("sft", "rl", "sft-replay")
-POLICY_METHODS = ("sft", "self-sft", "iter-self-sft", "rl", "rl-kl", "rl-mean", "rl-lr0.5")
-SEQUENCE_METHODS = ("sft", "self-sft", "iter-self-sft", "rl", "rl-kl", "rl-mean")
+MIXTURE_METHODS = ("sft", "rl", "sft-replay", "sft-small-lr")
+POLICY_METHODS = policy.METHODS
+SEQUENCE_METHODS = ("sft", "self-sft", "iter-self-sft", "rl", "rl-nokl", "rl-mean")
 PARTS = ("mixture", "policy", "sequence")
 
 
@@ -51,9 +53,20 @@ def _rng(*parts) -> np.random.Generator:
 
 
 # ---------------------------------------------------------------------------------------------
-def policy_hp(p: dict) -> dict:
-    return {k: p[k] for k in ("batch", "steps", "lr_sft", "lr_rl", "beta", "group",
-                              "self_samples", "regen_every")}
+def check_policy_params(setting: str, p: dict) -> None:
+    """Cross-key constraints the schema cannot state; one line each."""
+    s = p["spec_reading"]
+    problems = []
+    if int(p["n_correct"]) > int(p["vocab"]):
+        problems.append(f"n_correct {p['n_correct']} > vocab {p['vocab']}")
+    if int(p["rl_prompts"]) > int(p["prompts"]):
+        problems.append(f"rl_prompts {p['rl_prompts']} > prompts {p['prompts']} (drawn "
+                        "without replacement)")
+    if int(s["batch"]) % int(s["group"]) or int(s["batch"]) // int(s["group"]) > int(p["prompts"]):
+        problems.append(f"spec_reading batch {s['batch']} must be a multiple of its group "
+                        f"{s['group']} with at most `prompts` groups")
+    if problems:
+        raise ValueError(f"setting {setting!r} (params.policy): " + "; ".join(problems))
 
 
 def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -68,13 +81,14 @@ def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
         if part(cfg, setting) != "policy":
             continue
         p = setting_params(cfg, setting)
+        check_policy_params(setting, p)
         seeds = list(cfg["seeds"])
         tasks = [policy.make_tasks(_rng(paper, setting, s, "tasks"), int(p["prompts"]),
                                    int(p["vocab"]), int(p["n_correct"])) for s in seeds]
         stacked = {k: np.stack([t[k] for t in tasks]) for k in tasks[0]}
         base = policy.pretrain(stacked, [_rng(paper, setting, s, "pretrain") for s in seeds],
                                steps=int(p["pretrain_steps"]), lr=float(p["pretrain_lr"]),
-                               batch=int(p["batch"]), hidden=int(p["hidden"]),
+                               batch=int(p["pretrain_batch"]), hidden=int(p["hidden"]),
                                vocab=int(p["vocab"]), label_noise=float(p["label_noise"]))
         for i, s in enumerate(seeds):
             for k, v in tasks[i].items():
@@ -97,26 +111,29 @@ def _train_mixture(cfg, setting, method, runs, state, curves) -> None:
     every = int(p["log_every"])
     steps = set(range(0, iters + 1, every)) | {iters}
     steps |= {s for s in p["snapshots"] if s <= iters}
-    lr = float(p["lr_rl"] if method == "rl" else p["lr_sft"])
+    lr = float({"rl": p["lr_rl"], "sft-small-lr": p["lr_sft_small"]}.get(method, p["lr_sft"]))
     rngs = [np.random.default_rng(r.rng_seed(cfg["paper"], "samples")) for r in runs]
-    logged = mixture.train(method, c, rngs, iters, lr, float(p["kappa"]),
-                           int(p["samples"]), steps)
+    algo = "sft" if method == "sft-small-lr" else method     # forward KL, FWD_LR[1]
+    logged, old_all, new_all = mixture.train(algo, c, rngs, iters, lr, int(p["samples"]),
+                                             steps)
     theta0 = logged[0]
     for step in sorted(logged):
         theta = logged[step]
-        old, new = mixture.accuracies(theta, c, ys)
-        kl = mixture.kl_to_init(theta, theta0, ys)
-        pi = 1.0 / (1.0 + np.exp(-theta[:, 0]))
+        old, new = old_all[step], new_all[step]
+        kl = mixture.kl_to_init(theta, theta0, c, ys)
+        nat = mixture.natural(theta, c["param"])
         for i, run in enumerate(runs):
-            vals = {"old_acc": old[i], "new_acc": new[i], "kl_base": kl[i], "pi": pi[i],
-                    **{n: theta[i, j] for j, n in enumerate(THETA_NAMES)}}
+            vals = {"old_acc": old[i], "new_acc": new[i], "kl_base": kl[i],
+                    **{n: nat[i, j] for j, n in enumerate(mixture.NATURAL_NAMES)}}
             curves.extend({**run.as_dict(), "step": step, "metric": k, "value": float(v)}
                           for k, v in vals.items())
+    reading = mixture.gain_reading(old_all, new_all, float(p["gain_threshold"]))
     for i, run in enumerate(runs):
         state[f"{run.key}/theta"] = logged[iters][i]
+        state[f"{run.key}/gain_reading"] = np.array([reading[k][i] for k in GAIN_FIELDS])
 
 
-THETA_NAMES = ("logit_pi", "mu1", "log_s1", "mu2", "log_s2")
+GAIN_FIELDS = ("iter", "drop", "old_acc", "new_acc", "censored")
 
 
 def _train_policy(cfg, data, setting, method, runs, state, curves) -> None:
@@ -126,11 +143,6 @@ def _train_policy(cfg, data, setting, method, runs, state, curves) -> None:
     base = _stack(data, setting, seeds, "base_", policy.PARAM_NAMES)
     mask = np.stack([policy.correct_mask(C, int(p["vocab"])) for C in tasks["C"]])
     _, base_new = policy.all_logp(base, int(p["prompts"]))
-    hp = policy_hp(p)
-    algo = method
-    if method == "rl-lr0.5":
-        # diagnostic (ours, no claim): the default RL with SFT's learning rate
-        algo, hp = "rl", {**hp, "lr_rl": hp["lr_sft"]}
     rngs = [np.random.default_rng(r.rng_seed(cfg["paper"], "samples")) for r in runs]
 
     def log(step, params):
@@ -139,7 +151,7 @@ def _train_policy(cfg, data, setting, method, runs, state, curves) -> None:
             for k, v in (("old_acc", old[i]), ("new_acc", new[i]), ("kl_base", kl[i])):
                 curves.append({**run.as_dict(), "step": step, "metric": k, "value": float(v)})
 
-    final = policy.post_train(algo, base, tasks, mask, rngs, hp, int(p["log_every"]), log)
+    final = policy.post_train(method, base, tasks, mask, rngs, p, log)
     for i, run in enumerate(runs):
         for k in policy.PARAM_NAMES:
             state[f"{run.key}/{k}"] = final[k][i]
@@ -158,6 +170,9 @@ def _train_sequence(cfg, setting, method, runs, curves, bases) -> None:
 
     dev = torch_device(cfg["device"])
     p = setting_params(cfg, setting)
+    if int(p["rl_prompts"]) > int(p["prompts"]):
+        raise ValueError(f"setting {setting!r} (params.sequence): rl_prompts {p['rl_prompts']} "
+                         f"> prompts {p['prompts']} (drawn without replacement)")
     for run in runs:
         key = (setting, run.seed)
         if key not in bases:
@@ -234,6 +249,15 @@ def run_metrics(trace, match_acc: float) -> dict:
     return out
 
 
+def gain_metrics(reading: np.ndarray) -> dict:
+    """Part A's official reading point (mixture.gain_reading) as metrics: the first iteration
+    whose gain Acc(T) - Acc_0(T) reaches the threshold (NaN if never), the drop of Acc(T')
+    there (read at the last iteration and flagged censored if never), and the accuracies."""
+    r = dict(zip(GAIN_FIELDS, (float(x) for x in reading), strict=True))
+    return {"iter_gain": r["iter"], "drop_gain": r["drop"], "old_acc_gain": r["old_acc"],
+            "new_acc_gain": r["new_acc"], "gain_censored": r["censored"]}
+
+
 def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
     rows = []
     match_acc = float(cfg["params"]["match_acc"])
@@ -241,5 +265,8 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
         part_ = curves[(curves["method"] == run.method) & (curves["setting"] == run.setting)
                        & (curves["seed"] == run.seed)]
         trace = part_.pivot_table(index="step", columns="metric", values="value")
-        rows.append(run_metrics(trace, match_acc))
+        row = run_metrics(trace, match_acc)
+        if f"{run.key}/gain_reading" in state:
+            row.update(gain_metrics(state[f"{run.key}/gain_reading"]))
+        rows.append(row)
     return rows

@@ -13,17 +13,20 @@ Everything below that the spec does not fix is INFERRED (our construction):
 - Pretraining mirrors the MLP: half old and half new prompts per batch. Old prompts are
   labelled g(j). New prompts get a(i) with probability 0.5, else a random wrong answer (a
   random number in a random format).
-- Optimiser: AdamW without weight decay, gradient clipping 1.0 (the MLP's SGD learning rates
-  do not transfer to a transformer). All post-training methods share one learning rate, since
-  Adam removes the advantage scale the MLP's lr ratio was about.
-- Losses and rewards follow the MLP version, at the sequence level. The log-probability of an
-  answer is the sum over its tokens, including <eos>. RL's reward is 1[answer in C(i)], and an
-  answer without <eos> within max_answer tokens is wrong. RL + KL adds beta times the per-token
-  exact KL to the base model, summed along the sampled answer (an unbiased estimate of the
-  sequence KL).
+- Post-training follows the official recipe (scripts/sft.sh, self_sft.sh, rl.sh;
+  core/training/objectives.py), as the MLP does (policy.recipe): AdamW (0.9, 0.95), no weight
+  decay, clipping 1.0; the SFT family at post_lr with 3 % warm-up and cosine decay, batch
+  sft_batch, loss the token mean of the cross-entropy over every answer token of the batch
+  (`CrossEntropyLoss`); the RL family at post_lr * rl_lr_ratio, constant, rl_step_factor
+  times as many steps, rl_prompts prompts x group answers sampled at `temperature`, reward
+  1[answer in C(i)] (an answer without <eos> within max_answer tokens gets 0), advantages
+  (r - mean) / (unbiased std + 1e-8), and per answer the mean over its sampled tokens
+  (<eos> included) of A log p_t - beta 0.5 (log p_t - log p_base,t)^2 (`GRPOLoss`, k2 KL),
+  then the mean over answers. rl-nokl has beta 0; rl-mean no std division. The absolute
+  post_lr is INFERRED (the official 1e-4 is for 1B-8B LLMs).
 - Evaluation is exact for accuracies: the probability of each valid answer string (teacher
   forcing). The KL to the base model is estimated from 8 answers per new prompt, sampled with a
-  fixed generator.
+  fixed generator (the sum along each sampled answer of the exact per-token KL).
 
 Devices (not a modelling choice): models are initialised on the CPU and moved to the config's
 device (``icml26.seeding.torch_device``); every random number (numpy batches, the sampling
@@ -90,6 +93,29 @@ class Batcher:
             x[k, : len(s) - 1] = s[:-1]
             y[k, : len(s) - 1] = s[1:]
             m[k, st - 1: len(s) - 1] = 1.0        # targets from the first answer token on
+        return self._tensors(x, y, m)
+
+    def rollouts(self, prompts: list[str], ids: np.ndarray):
+        """As `pairs`, for sampled answer ids (B, L): each answer's tokens up to and including
+        its first <eos>, or all L tokens if it never stopped (they are still the tokens the
+        policy produced, so the policy-gradient and KL terms score them)."""
+        seqs, starts = [], []
+        for p, row in zip(prompts, ids, strict=True):
+            stop = np.flatnonzero(row == EOS)
+            ans = list(row[: stop[0] + 1]) if stop.size else list(row)
+            seqs.append([BOS] + encode(p) + [int(a) for a in ans])
+            starts.append(1 + len(p))
+        T = max(len(s) for s in seqs) - 1
+        x = np.full((len(seqs), T), PAD)
+        y = np.full((len(seqs), T), PAD)
+        m = np.zeros((len(seqs), T))
+        for k, (s, st) in enumerate(zip(seqs, starts, strict=True)):
+            x[k, : len(s) - 1] = s[:-1]
+            y[k, : len(s) - 1] = s[1:]
+            m[k, st - 1: len(s) - 1] = 1.0
+        return self._tensors(x, y, m)
+
+    def _tensors(self, x, y, m):
         t, dev = self.torch, self.device
         return (t.as_tensor(x).to(dev), t.as_tensor(y).to(dev),
                 t.as_tensor(m, dtype=t.float32).to(dev))
@@ -97,9 +123,34 @@ class Batcher:
 
 def answer_logprob(model, F, x, y, m):
     """Sum over answer tokens of log p(y_t | y_<t), per sequence (B,), and the log-softmax."""
-    logp = F.log_softmax(model(x), dim=-1)
-    tok = logp.gather(-1, y[..., None])[..., 0]
+    tok, logp = token_logprobs(model, F, x, y)
     return (tok * m).sum(-1), logp
+
+
+def token_logprobs(model, F, x, y):
+    """log p(y_t | y_<t) at every position (B, T), and the log-softmax (B, T, V)."""
+    logp = F.log_softmax(model(x), dim=-1)
+    return logp.gather(-1, y[..., None])[..., 0], logp
+
+
+def sft_loss(model, F, x, y, m):
+    """Official SFT loss (objectives.py `CrossEntropyLoss`): the mean cross-entropy over every
+    answer token of the batch (not the mean of per-answer sums)."""
+    tok, _ = token_logprobs(model, F, x, y)
+    return -(tok * m).sum() / m.sum()
+
+
+def grpo_loss(torch, model, base, F, x, y, m, adv, beta: float):
+    """Official GRPO loss (objectives.py `GRPOLoss`): per answer, the mean over its tokens of
+    -(A log p_t - beta 0.5 (log p_t - log p_base,t)^2) (k2 KL on the sampled tokens), then the
+    mean over answers."""
+    tok, _ = token_logprobs(model, F, x, y)
+    per_tok = adv[:, None] * tok
+    if beta > 0:
+        with torch.no_grad():
+            tok_b, _ = token_logprobs(base, F, x, y)
+        per_tok = per_tok - beta * 0.5 * (tok - tok_b) ** 2
+    return (-(per_tok * m).sum(-1) / m.sum(-1)).mean()
 
 
 def decode_answers(ids: np.ndarray) -> list:
@@ -114,15 +165,18 @@ def decode_answers(ids: np.ndarray) -> list:
     return out
 
 
-def sample_answers(torch, model, prompts: list[str], max_answer: int, gen):
-    """Sample answers autoregressively (inverse CDF on the full softmax; uniforms drawn on
-    ``gen``, a CPU generator, and moved to the model's device by lm.train.sample)."""
+def sample_answers(torch, model, prompts: list[str], max_answer: int, gen,
+                   temperature: float = 1.0, with_ids: bool = False):
+    """Sample answers autoregressively (inverse CDF on softmax(logits / temperature); uniforms
+    drawn on ``gen``, a CPU generator, and moved to the model's device by lm.train.sample).
+    Returns the decoded answers (and the sampled ids (B, max_answer + 1) with ``with_ids``)."""
     from icml26.lm.train import sample
 
     x = torch.as_tensor(np.array([[BOS] + encode(p) for p in prompts]))
-    seq = sample(model, x, max_answer + 1, generator=gen)
+    seq = sample(model, x, max_answer + 1, generator=gen, temperature=temperature)
     model.train()
-    return decode_answers(seq[:, x.shape[1]:].cpu().numpy())
+    ids = seq[:, x.shape[1]:].cpu().numpy()
+    return (decode_answers(ids), ids) if with_ids else decode_answers(ids)
 
 
 class Evaluator:
@@ -150,23 +204,17 @@ class Evaluator:
             old_acc = float(lp_old.exp().mean())
             new_acc = float(lp_new.exp().view(self.n_new, len(FORMATS)).sum(-1).mean())
             gen = torch.Generator().manual_seed(self.seed)
-            answers = sample_answers(torch, model, self.kl_prompts, self.max_answer, gen)
-            kl = sequence_kl(torch, F, model, base, self.batcher, self.kl_prompts, answers,
-                             self.max_answer).mean()
+            _, ids = sample_answers(torch, model, self.kl_prompts, self.max_answer, gen,
+                                    with_ids=True)
+            kl = sequence_kl(torch, F, model, base, self.batcher, self.kl_prompts, ids).mean()
         model.train()
         return old_acc, new_acc, float(kl)
 
 
-def _answer_tensors(batcher, prompts, answers, max_answer):
-    """Answers that did not stop are scored on max_answer arbitrary-but-fixed tokens ("9"s),
-    which only matters for their (zero) reward; they still enter the KL and the PG loss."""
-    filled = [a if a is not None else "9" * max_answer for a in answers]
-    return batcher.pairs(prompts, filled)
-
-
-def sequence_kl(torch, F, model, base, batcher, prompts, answers, max_answer):
-    """Sum along each sampled answer of the exact per-token KL(pi_theta || pi_base)."""
-    x, y, m = _answer_tensors(batcher, prompts, answers, max_answer)
+def sequence_kl(torch, F, model, base, batcher, prompts, ids):
+    """Sum along each sampled answer (ids, see Batcher.rollouts) of the exact per-token
+    KL(pi_theta || pi_base)."""
+    x, y, m = batcher.rollouts(prompts, ids)
     logp = F.log_softmax(model(x), dim=-1)
     with torch.no_grad():
         logb = F.log_softmax(base(x), dim=-1)
@@ -195,7 +243,7 @@ def pretrain(torch, F, tasks: dict, p: dict, seed: int, device=None):
     model = build(torch, p, seed, device)
     opt = AdamW(list(model.parameters()), lr=float(p["pretrain_lr"]), weight_decay=0.0)
     batcher = Batcher(torch, int(p["context"]), device)
-    B = int(p["batch"])
+    B = int(p["pretrain_batch"])
     n = len(tasks["old_prompts"])
     model.train()
     for _ in range(int(p["pretrain_steps"])):
@@ -220,10 +268,14 @@ def pretrain(torch, F, tasks: dict, p: dict, seed: int, device=None):
     return model
 
 
+RL_FAMILY = ("rl", "rl-nokl", "rl-mean")
+
+
 def post_train(method: str, base, tasks: dict, p: dict, seed: int, log) -> None:
-    """Post-train a copy of `base` on new-task prompts with `method` (as policy.post_train,
-    at the sequence level); log(step, old_acc, new_acc, kl) every log_every steps. The copy
-    and every batch live on the device of `base`; the random draws stay on the CPU."""
+    """Post-train a copy of `base` on new-task prompts with `method` under the official recipe
+    (module docstring); log(step, old_acc, new_acc, kl) every log_every SFT-family steps
+    (log_every * rl_step_factor RL steps). The copy and every batch live on the device of
+    `base`; the random draws stay on the CPU."""
     import copy
 
     import torch
@@ -232,15 +284,24 @@ def post_train(method: str, base, tasks: dict, p: dict, seed: int, log) -> None:
     from icml26.lm.optim import AdamW, clip_grad_norm
     from icml26.lm.train import device_of
 
+    from .policy import group_advantages, lr_factor
+
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed % (2 ** 63))   # CPU: same draws on every device
     dev = device_of(base)
     model = copy.deepcopy(base)
     base.eval()
-    opt = AdamW(list(model.parameters()), lr=float(p["post_lr"]), weight_decay=0.0)
+    rl = method in RL_FAMILY
+    lr = float(p["post_lr"]) * (float(p["rl_lr_ratio"]) if rl else 1.0)
+    steps = int(p["steps"]) * (int(p["rl_step_factor"]) if rl else 1)
+    every = int(p["log_every"]) * (int(p["rl_step_factor"]) if rl else 1)
+    schedule = "constant" if rl else "cosine"
+    beta = 0.0 if method == "rl-nokl" else float(p["beta"])
+    opt = AdamW(list(model.parameters()), lr=lr, betas=(0.9, 0.95), eps=1e-8,
+                weight_decay=0.0)
     batcher = Batcher(torch, int(p["context"]), dev)
     evaluate = Evaluator(torch, F, tasks, batcher, int(p["max_answer"]), seed=12345)
-    B, steps, L = int(p["batch"]), int(p["steps"]), int(p["max_answer"])
+    B, L = int(p["sft_batch"]), int(p["max_answer"])
     n = len(tasks["new_prompts"])
     correct = [set(c) for c in tasks["new_correct"]]
     log(0, *evaluate(model, base))
@@ -260,8 +321,7 @@ def post_train(method: str, base, tasks: dict, p: dict, seed: int, log) -> None:
             idx = rng.integers(n, size=B)
             x, y, m = batcher.pairs([tasks["new_prompts"][i] for i in idx],
                                     [tasks["e"][i] for i in idx])
-            lp, _ = answer_logprob(model, F, x, y, m)
-            loss = -lp.mean()
+            loss = sft_loss(model, F, x, y, m)
         elif method in ("self-sft", "iter-self-sft"):
             if method == "iter-self-sft" and step > 1 and (step - 1) % int(p["regen_every"]) == 0:
                 dataset = own_dataset()
@@ -270,33 +330,27 @@ def post_train(method: str, base, tasks: dict, p: dict, seed: int, log) -> None:
                 pick = rng.integers(len(dataset), size=B)
                 x, y, m = batcher.pairs([dataset[k][0] for k in pick],
                                         [dataset[k][1] for k in pick])
-                lp, _ = answer_logprob(model, F, x, y, m)
-                loss = -lp.mean()
-        elif method in ("rl", "rl-kl", "rl-mean"):
+                loss = sft_loss(model, F, x, y, m)
+        elif rl:
             group = int(p["group"])
-            chosen = rng.choice(n, size=B // group, replace=False)
+            chosen = rng.choice(n, size=int(p["rl_prompts"]), replace=False)
             ids = np.repeat(chosen, group)
             prompts = [tasks["new_prompts"][i] for i in ids]
-            answers = sample_answers(torch, model, prompts, L, gen)      # on-policy
+            answers, sampled = sample_answers(torch, model, prompts, L, gen,
+                                              temperature=float(p["temperature"]),
+                                              with_ids=True)                 # on-policy
             reward = np.array([float(a in correct[i]) for i, a in zip(ids, answers,
                                                                        strict=True)])
-            g = reward.reshape(-1, group)
-            adv = g - g.mean(1, keepdims=True)
-            if method != "rl-mean":
-                adv = adv / (g.std(1, keepdims=True) + 1e-6)
-            x, y, m = _answer_tensors(batcher, prompts, answers, L)
-            lp, _ = answer_logprob(model, F, x, y, m)
-            adv_t = torch.as_tensor(adv.ravel(), dtype=torch.float32).to(dev)
-            loss = -(adv_t * lp).mean()
-            if method == "rl-kl":
-                kl = sequence_kl(torch, F, model, base, batcher, prompts, answers, L)
-                loss = loss + float(p["beta"]) * kl.mean()
+            adv = group_advantages(reward[None, :], group, method != "rl-mean")[0]
+            x, y, m = batcher.rollouts(prompts, sampled)
+            adv_t = torch.as_tensor(adv, dtype=torch.float32).to(dev)
+            loss = grpo_loss(torch, model, base, F, x, y, m, adv_t, beta)
         else:
             raise ValueError(f"method {method!r} does not run in the sequence setting")
         if loss is not None:
             opt.zero_grad()
             loss.backward()
             clip_grad_norm(opt.params, 1.0)
-            opt.step()
-        if step % int(p["log_every"]) == 0 or step == steps:
+            opt.step(lr_factor(step - 1, steps, float(p["warmup_ratio"]), schedule))
+        if step % every == 0 or step == steps:
             log(step, *evaluate(model, base))
