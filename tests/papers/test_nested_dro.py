@@ -352,7 +352,9 @@ def _metrics(cfg, fail):
                              "lev_retention": (0.2 if fail else 1.2),
                              "lev_kept_frac": (0.9 if fail else 0.0),
                              "outlier_weight": (0.2 if fail else 0.0) + 0.001 * rng.random(),
-                             "dropped_frac": 0.25})
+                             "dropped_frac": 0.25,
+                             "param_err_low": (1.0 if m == "or-wdro-proxy" else 0.1),
+                             "obj_change": 1e-4})
     return pd.DataFrame(rows)
 
 
@@ -384,6 +386,97 @@ def test_claim_notes_are_computed_and_a_failed_seed_is_named():
 
 
 # --------------------------------------------------------------------------------------------
+# no selection grid; the spec's premises checked against the run
+# --------------------------------------------------------------------------------------------
+def test_max_drop_is_the_chi2_cost_of_a_uniform_drop():
+    # hand case: dropping f = 1/2 of n = 10 points uniformly, w = 1/5 on five points:
+    # D = (10/2)(5 (1/5 − 1/10)² + 5 (1/10)²) = 5 (0.05 + 0.05) = 0.5 = η
+    w = np.r_[np.full(5, 0.2), np.zeros(5)]
+    assert dro.chi2_divergence(w) == pytest.approx(0.5)
+    assert claims.max_drop(0.5) == pytest.approx(0.5)
+    for eta in (0.1, 0.25, 1.0):
+        n, k = 1000, int(round(1000 * (1 - claims.max_drop(eta))))
+        w = np.r_[np.full(k, 1 / k), np.zeros(n - k)]
+        assert dro.chi2_divergence(w) == pytest.approx(eta, rel=1e-2)
+    # the optimistic step never drops more, whatever the losses (non-uniform weights cost more)
+    rng = np.random.default_rng(14)
+    L = rng.standard_t(1, size=(20, 200)) ** 2
+    for eta in (0.1, 0.5, 1.0):
+        W = dro.optimistic_chi2_weights(L, eta)
+        assert ((W <= 1e-12).mean(axis=1) <= claims.max_drop(eta)).all()
+
+
+def test_objective_change_is_over_the_last_third_of_the_steps():
+    rows = []
+    for m, vals in (("nested-dro", [10.0, 5.0, 4.0, 4.0]),   # settled: F(150) = F(100)
+                    ("wdro", [10.0, 8.0, 6.0, 3.0]),          # still falling: |3 − 6| / 3 = 1
+                    ("chi2-dro", [2.0])):                     # only the start recorded
+        for i, v in enumerate(vals):
+            rows.append({"method": m, "setting": "s", "seed": 0, "step": 50 * i,
+                         "metric": "objective", "value": v})
+    rows.append({"method": "nested-dro", "setting": "s", "seed": 0, "step": 3,
+                 "metric": "w", "value": 99.0})               # other metrics are ignored
+    out = experiment.objective_change(pd.DataFrame(rows))
+    assert out == {("nested-dro", "s", 0): 0.0, ("wdro", "s", 0): 1.0}
+    assert experiment.objective_change(None) == {}
+
+
+def _premise(rows, pid):
+    return next(r for r in rows if r["premise"] == pid)
+
+
+def test_premises_hold_on_data_built_to_pass_and_fail_on_data_built_to_fail():
+    cfg = pipeline.resolve("nested-dro", "default")
+    good = _metrics(cfg, False)
+    rows = claims.premises(cfg, good)
+    assert [r["verdict"] for r in rows] == ["held"] * 3
+    assert _premise(rows, "P2")["runs meeting it"] == "5 of 5"
+    bad = good.copy()
+    s0 = claims.find_setting(cfg, "synthetic", 0.0)
+    bad.loc[bad["method"] == "optimistic-chi2", "dropped_frac"] = 0.6   # more than the ball allows
+    bad.loc[(bad["setting"] == s0) & (bad["method"] == "wdro") & (bad["seed"] == 2),
+            "param_err_low"] = 5.0                                    # trim no worse in one seed
+    bad.loc[(bad["method"] == "chi2-dro") & (bad["seed"] == 4), "obj_change"] = 0.05
+    bad.loc[(bad["method"] == "wdro") & (bad["seed"] == 0), "obj_change"] = np.nan  # failed run
+    rows = claims.premises(cfg, bad)
+    assert [r["verdict"] for r in rows] == ["did not hold"] * 3
+    assert _premise(rows, "P2")["runs meeting it"] == "4 of 5"
+    # 5 Adam methods x 7 settings x 5 seeds; chi2-dro seed 4 and wdro seed 0 fail in 7 each
+    assert _premise(rows, "P3")["runs meeting it"] == f"{175 - 7 - 7} of 175"
+    by = {c.id: c.to_dict() for c in claims.check(cfg, bad, None)}
+    for cid, pid in (("C4-no-price", "P1"), ("C2-leverage", "P2"), ("C1-headline", "P3")):
+        assert f"premise {pid}" in by[cid]["note"]
+        assert "the premise did not hold" in by[cid]["note"]
+    # a premise never changes a verdict
+    assert ([c.verdict for c in claims.check(cfg, bad, None)]
+            == [c.verdict for c in claims.check(cfg, good, None)])
+    # columns absent (e.g. an older run): not measured, said so
+    rows = claims.premises(cfg, good.drop(columns=["param_err_low", "obj_change"]))
+    assert [r["verdict"] for r in rows] == ["held", "not measured", "not measured"]
+
+
+def test_hyperparameter_table_reads_the_config_and_selects_nothing():
+    from icml26.papers.nested_dro import figures
+
+    cfg = pipeline.resolve("nested-dro", "default")
+    cfg["params"] = {**cfg["params"], "eta": 0.25, "gamma": 20.0}
+    rows = {r["method"]: r for r in figures.hyperparameters(cfg)}
+    label = cfg["labels"]
+    for m in ("nested-dro", "chi2-dro", "optimistic-chi2"):
+        assert rows[label[m]]["η (χ² radius)"] == "0.25"
+    for m in ("wdro", "or-wdro-proxy", "erm", "huber"):
+        assert rows[label[m]]["η (χ² radius)"] == "–"
+    assert rows[label["nested-dro"]]["γ (OT penalty)"] == "20"
+    assert rows[label["chi2-dro"]]["γ (OT penalty)"].startswith("∞")
+    assert "trim 0.15" in rows[label["or-wdro-proxy"]]["other"]
+    assert {r["chosen by"] for r in rows.values()} == {"fixed by the spec"}
+    # the full profile's η and γ settings are side studies, listed as such
+    full = pipeline.resolve("nested-dro", "full")
+    side = figures.hyperparameters(full)[-1]
+    assert side["method"] == "(side study)" and "eta, gamma" in side["other"]
+
+
+# --------------------------------------------------------------------------------------------
 # end to end
 # --------------------------------------------------------------------------------------------
 def test_smoke_pipeline_runs_in_process(tmp_path):
@@ -395,3 +488,10 @@ def test_smoke_pipeline_runs_in_process(tmp_path):
     assert set(m["method"]) == set(experiment.METHODS)
     assert np.isfinite(m["test_mse"]).all()
     assert (out["figures"] / "mechanism.png").exists()
+    # error on the barely explored directions is part of the full parameter error
+    assert (m["param_err_low"] <= m["param_err"] + 1e-12).all()
+    adam = m["method"].isin(experiment.ADAM_METHODS)
+    assert np.isfinite(m.loc[adam, "obj_change"]).all()
+    assert m.loc[~adam, "obj_change"].isna().all()
+    report = (out["claims"].parent / "report.md").read_text()
+    assert "Spec premises checked in this run" in report and "Hyper-parameters per method" in report

@@ -7,6 +7,8 @@ Statistics (chosen from the wording, before seeing results):
   outlier weight ≤ 0.01): check_mean of the per-seed values.
 Notes state what the data show, computed from the metrics at report time.
 A part whose setting is not in the grid (e.g. at smoke) has no seeds and is inconclusive.
+The spec's premises (premises(): P1-P3) are checked against the run and stated in the notes
+of the claims that rest on them; they never change a verdict.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ from icml26.claims import Check, Claim, check_mean
 
 NESTED = "nested-dro"
 BASELINES = ("erm", "wdro", "chi2-dro", "or-wdro-proxy")
+OPTIMISTIC = (NESTED, "optimistic-chi2")        # the methods whose χ² step drops mass
+ADAM = (NESTED, "wdro", "chi2-dro", "or-wdro-proxy", "optimistic-chi2")
+# INFERRED tolerance: the run length counts as enough when the objective changed by less than
+# 1% over the last third of the Adam steps (experiment.objective_change)
+SETTLED_TOL = 0.01
 
 
 def find_setting(cfg: dict, dataset: str, eps: float) -> str | None:
@@ -66,6 +73,81 @@ def _ratio(metrics, a: str, b: str, setting, col: str = "test_mse") -> float:
     return _mean(metrics, a, setting, col) / den if den else math.nan
 
 
+def max_drop(eta: float) -> float:
+    """Largest fraction of the mass the χ² ball of radius η can drop: dropping f uniformly
+    costs f/(2(1 − f)) (spec), = η at f = 2η/(1 + 2η) (0.5 at η = 0.5); non-uniform weights on
+    the rest cost more, so no feasible w drops more."""
+    return 2.0 * eta / (1.0 + 2.0 * eta)
+
+
+def premises(cfg: dict, metrics) -> list[dict]:
+    """The spec's premises checked against the run, one row each: what the spec states, the
+    quantity measured, how many runs (or seeds) meet it, and whether it held.
+
+    P1 "η = 0.5 can drop up to ~50% of the mass": the fraction given zero weight by each
+       optimistic run is at most max_drop(η) of its setting.
+    P2 "clean leverage points are needed to recover directions 4-5": at synthetic ε = 0, WDRO
+       after the geometric trim (which removes the leverage points) has a larger error on the
+       barely explored directions than WDRO on all points, per seed.
+    P3 the spec's run length (1500 Adam steps; a premise by implication, not stated as a fact):
+       every Adam-based run's objective settled (objective_change <= SETTLED_TOL).
+    A premise with no data in this grid is "not measured"."""
+    rows = []
+
+    def row(pid, premise, quantity, ok, value):
+        ok = np.asarray(ok, dtype=bool)
+        held = ("not measured" if not ok.size else "held" if ok.all() else "did not hold")
+        rows.append({"premise": pid, "spec": premise, "quantity": quantity,
+                     "value": value, "runs meeting it": f"{int(ok.sum())} of {ok.size}",
+                     "verdict": held})
+
+    # P1 ---------------------------------------------------------------------------------
+    ok, vals = [], []
+    for name, p in cfg["settings"].items():
+        p = {"task": "regression", **cfg["params"], **(p or {})}
+        if p["task"] != "regression":
+            continue
+        for m in OPTIMISTIC:
+            v = per_seed(metrics, m, name, "dropped_frac").to_numpy(dtype=float)
+            ok.extend(np.isfinite(v) & (v <= max_drop(float(p["eta"])) + 1e-12))
+            vals.extend(v[np.isfinite(v)])
+    eta = float(cfg["params"]["eta"])
+    row("P1", f"eta = {eta:g} can drop up to {max_drop(eta):.0%} of the mass "
+        "(dropping f uniformly costs f/(2(1 - f)) <= eta)",
+        "largest fraction of training points given zero weight (nested DRO, no-OT ablation), "
+        "against 2 eta/(1 + 2 eta)", ok, f"max {max(vals):.3f}" if vals else "–")
+
+    # P2 ---------------------------------------------------------------------------------
+    s0 = find_setting(cfg, "synthetic", 0.0)
+    diff = paired(metrics, "or-wdro-proxy", "wdro", s0, col="param_err_low")
+    ok = np.isfinite(diff.to_numpy(dtype=float)) & (diff.to_numpy(dtype=float) > 0)
+    trim, full = (_mean(metrics, m, s0, "param_err_low") for m in ("or-wdro-proxy", "wdro"))
+    row("P2", "clean leverage points are needed to recover directions 4-5 (covariate shift)",
+        "synthetic eps = 0, error on the barely explored directions: WDRO after the geometric "
+        "trim (leverage points removed) > WDRO on all points, per seed", ok,
+        f"mean {trim:.3f} vs {full:.3f}" if len(diff) else "–")
+
+    # P3 ---------------------------------------------------------------------------------
+    v = (metrics.loc[metrics["method"].isin(ADAM), "obj_change"].to_numpy(dtype=float)
+         if "obj_change" in metrics else np.array([]))
+    row("P3", "the spec's Adam run length is enough (objective settled; implied, not stated)",
+        f"relative objective change over the last third of the steps <= {SETTLED_TOL:g} "
+        "(INFERRED tolerance), every Adam-based run", np.isfinite(v) & (v <= SETTLED_TOL),
+        f"max {np.nanmax(v):.2g}" if np.isfinite(v).any() else "–")
+    return rows
+
+
+def premise_note(rows: list[dict], pid: str) -> str:
+    """One sentence for a claim's note: the premise, its measured value and whether it held."""
+    r = next(r for r in rows if r["premise"] == pid)
+    if r["verdict"] == "not measured":
+        return f" Spec premise {pid} ({r['spec']}) not measured in this grid."
+    text = (f" Spec premise {pid} ({r['spec']}): {r['quantity']}: {r['value']}; "
+            f"{r['runs meeting it']} runs meet it")
+    return text + (", so it held." if r["verdict"] == "held"
+                   else "; the premise did not hold in this run.")
+
+
 def _check(values, op, thr) -> Check:
     if len(values) == 0:
         return Check("inconclusive", math.nan, n=0)
@@ -80,6 +162,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
     def n_seeds(*settings):
         return max([len(per_seed(metrics, NESTED, s, "test_mse")) for s in settings] + [0])
 
+    prem = premises(cfg, metrics)
+
     # 1. headline --------------------------------------------------------------------------
     c = Claim("C1-headline",
               "Synthetic, eps in {0.1, 0.2}: nested DRO's mean test MSE is <= 0.5 x that of each "
@@ -93,7 +177,8 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
                    "MSEs is below 0.5. Ratio of mean test MSEs nested / baseline: "
                    + "; ".join(f"eps {eps}: " + ", ".join(
                        f"{b} {_ratio(metrics, NESTED, b, s):.3f}" for b in BASELINES)
-                       for eps, s in ((0.1, s01), (0.2, s02))) + ".")
+                       for eps, s in ((0.1, s01), (0.2, s02))) + "."
+                   + premise_note(prem, "P3"))
     for eps, s in ((0.1, s01), (0.2, s02)):
         for b in BASELINES:
             c.add(f"eps{eps}/{b}", _check(paired(metrics, NESTED, b, s, factor=0.5), "<=", 0.0))
@@ -109,7 +194,7 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
               n_seeds=n_seeds(s01, s0),
               note="retention = nested weight on the leverage points / (their share n_lev/n); "
                    "check_mean of per-seed values; eps = 0: per-seed paired MSE_nested - "
-                   "MSE_or-wdro-proxy.")
+                   "MSE_or-wdro-proxy." + premise_note(prem, "P2"))
     c.add("retention", _check(per_seed(metrics, NESTED, s01, "lev_retention"), ">=", 0.7))
     c.add("trim_kept", _check(per_seed(metrics, "or-wdro-proxy", s01, "lev_kept_frac"),
                               "<=", 0.3))
@@ -133,7 +218,7 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
                    "data: at eps = 0 it gives zero weight to a mean fraction "
                    f"{_mean(metrics, NESTED, s0, 'dropped_frac'):.3f} of the training points, "
                    "and the ratio of mean test MSEs nested / ERM is "
-                   f"{_ratio(metrics, NESTED, 'erm', s0):.3f}.")
+                   f"{_ratio(metrics, NESTED, 'erm', s0):.3f}." + premise_note(prem, "P1"))
     c.add("value", _check(paired(metrics, NESTED, "erm", s0, factor=1.1), "<=", 0.0))
     claims.append(c)
 
