@@ -179,6 +179,63 @@ def test_training_decreases_validation_nll_and_models_are_independent():
     assert all(np.allclose(b[1], w[0], atol=1e-6) for b, w in zip(best, alone, strict=True))
 
 
+def test_extend_caps_by_hand():
+    """The grid-edge rule at the end of an epoch: only an active model whose best epoch is the
+    cap's last epoch and that has extensions left gets its cap doubled."""
+    active = np.array([True, True, True, False, True])
+    best = np.array([400, 380, 400, 400, 120])
+    cap = np.array([400, 400, 400, 400, 800])
+    ext = np.array([0, 0, 2, 0, 1])
+    a, c, e = net.extend_caps(400, active, best, cap, ext, 2)
+    # 0: on the edge -> 800; 1: choice inside -> stops; 2: no extension left -> stops;
+    # 3: already stopped (patience) -> untouched; 4: its cap is not here -> untouched
+    assert a.tolist() == [True, False, False, False, True]
+    assert c.tolist() == [800, 400, 400, 400, 800]
+    assert e.tolist() == [1, 0, 2, 0, 1]
+    a, c, e = net.extend_caps(399, active, best, cap, ext, 2)      # no cap ends here
+    assert a.tolist() == active.tolist() and c.tolist() == cap.tolist()
+    a, c, _ = net.extend_caps(400, active, best, cap, ext, 0)      # rule off: stop at the cap
+    assert a.tolist() == [False, False, False, False, True] and c.tolist() == cap.tolist()
+
+
+def _edge_case_data():
+    """Model 0 learns a real signal slowly (its validation NLL falls at every epoch); model 1
+    is trained on cause-1 events at t = 1 and validated on cause-2 events at t = 1, so its
+    validation NLL rises from the first step and patience stops it well inside the cap."""
+    rng = np.random.default_rng(8)
+    T, n, nv = 4, 600, 300
+    x = rng.standard_normal((2, n + nv, 8))
+    t0, s0 = sim.simulate(x[0], np.array([-1.5, -2.0]), T, rng)
+    time = np.stack([t0, np.ones(n + nv, int)])
+    status = np.stack([s0, np.r_[np.ones(n, int), np.full(nv, 2)]])
+    x = x.astype(np.float32)
+    p = [w.astype(np.float32) for w in net.init(8, 8, T, 3, rng, 2)]
+    return p, (x[:, :n], time[:, :n], status[:, :n], x[:, n:], time[:, n:], status[:, n:], T)
+
+
+def test_training_extends_the_epoch_cap_on_the_edge_only():
+    p, args = _edge_case_data()
+    kw = {"epochs": 5, "lr": 1e-3, "patience": 2}
+    best, hist = net.train([w.copy() for w in p], *args, extensions=2, **kw)
+    # model 0: best epoch on the cap's last epoch at 5 and at 10 -> cap 20, still on the edge
+    # after the second extension (the cap); model 1: best epoch 1, stopped by patience
+    assert hist["epoch_cap"].tolist() == [20, 5] and hist["extended"].tolist() == [2, 0]
+    assert hist["best_epoch"].tolist() == [20, 1]
+    assert hist["val_nll"].shape == (20, 2)
+    assert np.all(np.diff(hist["val_nll"][:, 0]) < 0)
+    # without the rule model 0 stops on the edge of 1..5; one extension -> cap 10
+    _, h0 = net.train([w.copy() for w in p], *args, extensions=0, **kw)
+    assert h0["epoch_cap"].tolist() == [5, 5] and h0["best_epoch"].tolist() == [5, 1]
+    _, h1 = net.train([w.copy() for w in p], *args, extensions=1, **kw)
+    assert h1["epoch_cap"].tolist() == [10, 5] and h1["best_epoch"].tolist() == [10, 1]
+    # a model whose choice is inside its cap is exactly what it was without the rule, and a
+    # model's result does not depend on its batch mates being extended
+    alone, ha = net.train([w[1:].copy() for w in p], *(a[1:] for a in args[:-1]), args[-1],
+                          extensions=0, **kw)
+    assert all(np.array_equal(b[1], w[0]) for b, w in zip(best, alone, strict=True))
+    assert ha["epochs_run"][0] == hist["epochs_run"][1]
+
+
 def test_adaptive_weights_exponentially_small_for_misspecified_teacher():
     rng = np.random.default_rng(6)
     a, T = np.array([-2.0, -2.5]), 5
@@ -256,6 +313,44 @@ def test_weight_claim_is_a_fraction_of_seeds():
     assert nan[2].parts[part].verdict == NOT_REPRODUCED and nan[2].parts[part].failed
 
 
+def test_notes_name_epoch_edges_and_failed_weight_premise():
+    cfg = pipeline.resolve("diskd", "default")
+    m = _metrics_pass()
+    m["best_epoch"], m["epoch_cap"] = 100.0, 400.0
+    m["w_incompatible"] = np.where(m["method"] == "diskd", 1e-5, np.nan)
+    on_edge = (m["method"] == "diskd") & (m["setting"] == "S1") & (m["seed"] == 3)
+    m.loc[on_edge, ["best_epoch", "epoch_cap"]] = 1600.0        # extended twice, still edge
+    ext = (m["method"] == "local-only") & (m["seed"] == 1)
+    m.loc[ext, ["best_epoch", "epoch_cap"]] = [500.0, 800.0]     # extended once, inside
+    big = (m["method"] == "diskd") & (m["setting"] == "S2") & (m["seed"] == 2)
+    m.loc[big, "w_incompatible"] = 0.3
+    out = {c.id: c.to_dict()["note"] for c in claims.check(cfg, m, pd.DataFrame())}
+    assert "still on the edge after the cap: diskd S1 seed 3" in out["C1-headline"]
+    assert "local-only S1 seed 1 (cap 800, best 500)" in out["C1-headline"]
+    assert "on the edge after the cap: none" in out["C4-coarse-teacher"]
+    assert "in 4 of 5 seeds" in out["C2-misspecified"] and "seeds 2 (w = 0.3)" in \
+        out["C2-misspecified"]
+    assert "in 5 of 5 seeds" in out["C3-adaptive-weights"]
+    assert "diskd S1 seed 3" in out["C5-not-collapsed"]
+
+
+def test_premises_checked_with_fixed_readings():
+    cfg = pipeline.resolve("diskd", "default")
+    m = _metrics_pass()
+    m["true_cif1_T"], m["true_cif2_T"] = 0.08, 0.05
+    m["n_events1_train"] = m["seed"].map({0: 28, 1: 34, 2: 39, 3: 26, 4: 47}).astype(float)
+    m["w_incompatible"] = np.where(m["method"] == "diskd", 1e-5, np.nan)
+    rows = {r["premise (spec)"]: r["held"] for r in claims.premises(cfg, m)}
+    assert list(rows.values()) == ["yes", "yes", "yes", "yes"]      # CIFs, events, S2, S3
+    # rarer events than stated, too few local events, one seed trusting the bad teacher
+    m["true_cif1_T"] = 0.05
+    m["n_events1_train"] = 20.0
+    m.loc[(m["method"] == "diskd") & (m["setting"] == "S2") & (m["seed"] == 0),
+          "w_incompatible"] = 0.9
+    held = [r["held"] for r in claims.premises(cfg, m)]
+    assert held == ["no", "no", "no (1 seeds)", "yes"]
+
+
 def test_unweighted_kl_is_the_plain_sum_of_interval_kls():
     rng = np.random.default_rng(7)
     zs = _rand_logits(rng, (2, 3, 3))
@@ -276,3 +371,16 @@ def test_smoke_end_to_end(tmp_path):
     assert w.iloc[0] == w.iloc[1]   # same adaptive weights, different KL weighting
     assert m["cindex_1"].between(0, 1).all()
     assert (paths["figures"] / "calibration_s3.png").exists()
+    # epoch choices under the grid-edge rule: a cap of E, 2E or 4E; an extended model's best
+    # epoch reached its previous cap; teachers carry their own
+    E = cfg["params"]["epochs"]
+    students = m[m["method"] != "teacher-only"]
+    assert students["epoch_cap"].isin([E, 2 * E, 4 * E]).all()
+    assert (students["best_epoch"] <= students["epoch_cap"]).all()
+    assert (students["best_epoch"] >= students["epoch_cap"] / 2).where(
+        students["epoch_cap"] > E, True).all()
+    te = m.set_index("method").loc["teacher-only"]
+    assert te["best_epoch"] == te["teacher_best_epoch_compatible"]
+    assert m["n_events1_train"].nunique() == 1 and m["true_cif1_T"].between(0.05, 0.11).all()
+    page = paths["report_md"].read_text()
+    assert "grid-edge rule" in page and "premises, checked against this run" in page

@@ -32,6 +32,11 @@ TEACHERS = {  # type -> (population its cohort comes from, cause map of what it 
 }
 KD_METHODS = ("naive-kd", "diskd", "kd-unweighted")
 F = np.float32  # training precision (the budget); metrics in float64
+# The grid-edge rule on the early-stopping epoch (net.extend_caps), the same for every model
+# (students of every method and the teachers behind teacher-only): a best epoch on the last
+# epoch of the cap doubles the cap, at most twice (cap x 4). A module constant because the
+# params schema (config/schemas/params/diskd.schema.yaml) is shared and rejects new keys.
+MAX_EXTENSIONS = 2
 
 
 def P(cfg):
@@ -86,7 +91,8 @@ def _init(cfg, C, seed_parts):
 def _recipe(cfg, teacher=False):
     p = P(cfg)
     out = {"lr": float(p["lr"]), "weight_decay": float(p["weight_decay"]),
-           "patience": int(p["patience"]), "epochs": int(p["epochs"])}
+           "patience": int(p["patience"]), "epochs": int(p["epochs"]),
+           "extensions": MAX_EXTENSIONS}
     if teacher:
         out["epochs"] = int(p["teacher_epochs"])
     return out
@@ -97,9 +103,11 @@ def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """Train every (teacher type, seed) the grid needs on its own external cohort with NLL.
 
     A teacher with cause map g sees status g(d) (the coarse teacher: any event, K_T = 1). It
-    early-stops on a 20% hold-out of its cohort. INFERRED/scaled: mini-batches of
-    ``teacher_batch`` for ``teacher_epochs`` epochs instead of 400 full-batch epochs (20000
-    subjects x 400 epochs x 15 teachers does not fit the CPU budget).
+    early-stops on a 20% hold-out of its cohort, with the grid-edge rule on its epoch cap; its
+    best epoch and final cap are kept under ``teacherfit/<type>/<seed>/``. INFERRED/scaled:
+    mini-batches of ``teacher_batch`` for a starting cap of ``teacher_epochs`` epochs instead of
+    400 full-batch epochs (20000 subjects x 400 epochs x 15 teachers does not fit the CPU
+    budget).
     """
     p = P(cfg)
     T, a = int(p["T"]), intercepts(cfg)
@@ -122,12 +130,14 @@ def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
                                                           ttype, seed)))
         x, t, s = np.stack(xs).astype(F), np.stack(ts), np.stack(ss)
         k = int(0.8 * x.shape[1])
-        params, _ = net.train(_stack_params(inits), x[:, :k], t[:, :k], s[:, :k], x[:, k:],
-                              t[:, k:], s[:, k:], T, batch=int(p["teacher_batch"]), rngs=rngs,
-                              **_recipe(cfg, teacher=True))
+        params, hist = net.train(_stack_params(inits), x[:, :k], t[:, :k], s[:, :k],
+                                 x[:, k:], t[:, k:], s[:, k:], T, batch=int(p["teacher_batch"]),
+                                 rngs=rngs, **_recipe(cfg, teacher=True))
         for m, (ttype, seed) in enumerate(members):
             for i, w in enumerate(params):
                 out[f"teacher/{ttype}/{seed}/p{i}"] = w[m]
+            for key in ("best_epoch", "epoch_cap"):
+                out[f"teacherfit/{ttype}/{seed}/{key}"] = np.asarray(hist[key][m])
     return out
 
 
@@ -198,6 +208,8 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
                            "value": float(hist["val_nll"][e, m])})
         curves.append({**run.as_dict(), "step": 0, "metric": "epochs_run",
                        "value": float(hist["epochs_run"][m])})
+        for key in ("best_epoch", "epoch_cap"):
+            state[f"{run.key}/fit_{key}"] = np.asarray(hist[key][m])
 
     # 1. local-only (also the DiSKD "null teacher"): one model per seed, NLL only ------------
     need_local = [s for s in seeds if any(r.seed == s and r.method != "teacher-only"
@@ -270,12 +282,13 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
     import hashlib
 
     T = int(P(cfg)["T"])
-    tests = {}
+    tests, premises = {}, {}
     done: dict[str, dict] = {}   # identical models (local-only in every setting) scored once
     out = []
     for run in runs:
         if run.seed not in tests:
             tests = {run.seed: test_set(cfg, run.seed)}
+            premises = {run.seed: seed_premises(cfg, run.seed, tests[run.seed][3])}
         x, time, status, true_cif = tests[run.seed]
         params = run_params(cfg, data, state, run)
         digest = hashlib.sha256(b"".join(np.ascontiguousarray(w).tobytes() for w in params)
@@ -289,8 +302,37 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
         for t in TEACHERS:
             row[f"w_{t}"] = float(w[1 + types.index(t)]) if w is not None and t in types \
                 else np.nan
+        row.update(fit_columns(cfg, data, state, run))
+        row.update(premises[run.seed])
         out.append(row)
     return out
+
+
+def fit_columns(cfg, data, state, run) -> dict:
+    """Epoch choice of the run's own model (a teacher-only run: its teacher) and of each
+    teacher offered in its setting: best validation epoch and final epoch cap (grid-edge rule).
+    """
+    types = teacher_types(cfg, run.setting)
+    row = {}
+    for key in ("best_epoch", "epoch_cap"):
+        if run.method == "teacher-only":
+            row[key] = float(data[f"teacherfit/{types[0]}/{run.seed}/{key}"])
+        else:
+            row[key] = float(state[f"{run.key}/fit_{key}"])
+        for t in TEACHERS:
+            row[f"teacher_{key}_{t}"] = float(data[f"teacherfit/{t}/{run.seed}/{key}"]) \
+                if t in types else np.nan
+    return row
+
+
+def seed_premises(cfg, seed, true_cif) -> dict:
+    """What the spec states as fact about a seed's data, measured: observed cause-1 events in
+    the local training cohort ("~40 local cause-1 events" at n = 500) and the test set's mean
+    true CIF_k(T) ("CIF_1(10) ~ 0.08 and CIF_2(10) ~ 0.05")."""
+    (_, _, status), _ = local_cohort(cfg, seed)
+    return {"n_events1_train": float(np.sum(status == 1)),
+            "true_cif1_T": float(true_cif[:, -1, 0].mean()),
+            "true_cif2_T": float(true_cif[:, -1, 1].mean())}
 
 
 def score(h, time, status, true_cif) -> dict:

@@ -1,5 +1,6 @@
-"""Figures of the spec (calibration curves and weights in S3) plus a headline summary, and the
-simulation table (rows = methods, columns = settings)."""
+"""Figures of the spec (calibration curves and weights in S3) plus a headline summary, the
+simulation table (rows = methods, columns = settings), the epoch choices under the grid-edge
+rule and the spec's premises checked against the run."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from icml26.plotting import (
 )
 
 from . import PROPOSED
+from .claims import premises, teacher_fits
 
 
 def metrics_by_setting(cfg, metrics):
@@ -120,4 +122,54 @@ def tables(cfg, metrics, curves) -> dict:
                                  ("cindex_2", "auc_1", "auc_2", "ibs_2", "calib_2")}})
     return {"Simulation table: cause-1 C-index / integrated Brier / calibration error "
             "(mean ± std over seeds)": pd.DataFrame(rows),
-            "Cause 2 and AUC at t = 10 (means over seeds)": pd.DataFrame(rows2)}
+            "Cause 2 and AUC at t = 10 (means over seeds)": pd.DataFrame(rows2),
+            EPOCH_TABLE: epoch_table(cfg, metrics),
+            PREMISE_TABLE: pd.DataFrame(premises(cfg, metrics),
+                                        columns=["premise (spec)", "measured", "reading",
+                                                 "held"])}
+
+
+EPOCH_TABLE = ("Epoch chosen by early stopping on validation NLL, with the grid-edge rule "
+               "(best epoch = last epoch of the cap doubles the cap, at most twice): best "
+               "epoch / final cap per seed")
+PREMISE_TABLE = "The spec's premises, checked against this run"
+
+
+def epoch_table(cfg, metrics):
+    """Per model (student method x setting, local-only once; teachers by type): the starting
+    cap, best epoch / final cap per seed, and how many were extended or stay on the edge."""
+    import pandas as pd
+
+    cols = ["model", "setting", "starting cap", "best / final cap per seed", "extended",
+            "on the edge after the cap"]
+    if "best_epoch" not in metrics:
+        return pd.DataFrame(columns=cols)
+    rows = []
+
+    def row(model, setting, start, seeds, best, cap):
+        pairs = ", ".join(f"{int(b)}/{int(c)}" for b, c in zip(best, cap, strict=True))
+        ext = sum(c > start for c in cap)
+        edge = [str(d) for d, b, c in zip(seeds, best, cap, strict=True) if b >= c]
+        rows.append({"model": model, "setting": setting, "starting cap": int(start),
+                     "best / final cap per seed": pairs, "extended": f"{ext} of {len(cap)}",
+                     "on the edge after the cap": ", ".join(edge) if edge else "none"})
+
+    epochs = float(cfg["params"]["epochs"])
+    for m in cfg["methods"]:
+        if m == "teacher-only":
+            continue
+        settings = list(cfg["settings"])[:1] if m == "local-only" else list(cfg["settings"])
+        for s in settings:
+            part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
+            part = part.sort_values("seed")
+            if len(part):
+                row(method_label(cfg, m), "all" if m == "local-only" else s, epochs,
+                    part["seed"].tolist(), part["best_epoch"].tolist(),
+                    part["epoch_cap"].tolist())
+    fits = teacher_fits(metrics)
+    for t in dict.fromkeys(f["teacher"] for f in fits):
+        mine = [f for f in fits if f["teacher"] == t]
+        row(f"teacher: {t}", "-", float(cfg["params"]["teacher_epochs"]),
+            [f["seed"] for f in mine], [f["best_epoch"] for f in mine],
+            [f["epoch_cap"] for f in mine])
+    return pd.DataFrame(rows, columns=cols)
