@@ -266,3 +266,73 @@ def test_kv_cache_view_equals_the_full_forward_and_sampling():
 
     with pytest.raises(TypeError, match="CausalSelfAttention"):
         KVCachedGPT(GPT(m.config, attention=Other))
+
+
+# --- Muon: the MuLoCo authors' options (opt-in; the defaults above are unchanged) -----------
+def test_newton_schulz_per_step_coefficients_end_near_one():
+    from icml26.lm.optim import NS_COEFFS_PER_STEP
+
+    torch.manual_seed(0)
+    for shape in ((8, 20), (20, 8)):
+        g = torch.randn(*shape)
+        s = torch.linalg.svdvals(newton_schulz5(g, coeffs=NS_COEFFS_PER_STEP))
+        assert s.min() > 0.97 and s.max() < 1.16       # the fixed triple: ~[0.7, 1.2]
+        fixed = torch.linalg.svdvals(newton_schulz5(g))
+        assert fixed.min() < 0.9                         # ... which leaves some well below 1
+    with pytest.raises(ValueError, match="5 \\(a, b, c\\) triples"):
+        newton_schulz5(torch.randn(3, 4), coeffs=NS_COEFFS_PER_STEP[:4])
+
+
+def _ns_scalar(s: float, coeffs) -> float:
+    """Newton-Schulz on one singular value: s <- a s + b s^3 + c s^5 per iteration."""
+    for a, b, c in coeffs:
+        s = a * s + b * s ** 3 + c * s ** 5
+    return s
+
+
+def test_muon_plain_momentum_spectral_scale_hand_case():
+    """A (3, 6) matrix whose gradients have equal singular values, so NS is a scalar map:
+    E1 = [I | 0], E2 = [0 | I]; g1 = E1, g2 = E2. Plain momentum orthogonalises
+    M2 = 0.9 E1 + E2 (Nesterov would take g2 + 0.9 M2); the spectral scale is sqrt(3/6)."""
+    from icml26.lm.optim import NS_COEFFS_PER_STEP
+
+    e1 = torch.cat([torch.eye(3), torch.zeros(3, 3)], dim=1)
+    e2 = torch.cat([torch.zeros(3, 3), torch.eye(3)], dim=1)
+    w = torch.full((3, 6), 0.5, requires_grad=True)
+    w0 = w.detach().clone()
+    opt = Muon([w], lr=0.1, momentum=0.9, weight_decay=0.01, nesterov=False,
+               scale="spectral", coeffs=NS_COEFFS_PER_STEP)
+    w.grad = e1.clone()
+    opt.step()
+    w.grad = e2.clone()
+    opt.step(scale=0.5)
+    # X = M / ||M||_F has all three singular values 1/sqrt(3) in both steps
+    phi = _ns_scalar(1 / math.sqrt(3), NS_COEFFS_PER_STEP)
+    assert 0.97 < phi < 1.16
+    w1 = w0 - 0.1 * (phi * e1 * math.sqrt(0.5) + 0.01 * w0)
+    m2 = 0.9 * e1 + e2
+    w2 = w1 - 0.05 * (phi * m2 / math.sqrt(1.81) * math.sqrt(0.5) + 0.01 * w1)
+    assert torch.allclose(w.detach(), w2, atol=1e-5)
+    # the default (Nesterov, max1 = 1 for a wide matrix, fixed triple) is another step
+    v = w0.clone().requires_grad_(True)
+    ref = Muon([v], lr=0.1, momentum=0.9, weight_decay=0.01)
+    v.grad = e1.clone()
+    ref.step()
+    assert not torch.allclose(v.detach(), w1, atol=1e-3)
+    with pytest.raises(ValueError, match="unknown Muon scale"):
+        Muon([torch.zeros(2, 2, requires_grad=True)], lr=0.1, scale="rms")
+
+
+def test_muon_adamw_passes_options_and_decays_every_param():
+    from icml26.lm.optim import NS_COEFFS_PER_STEP
+
+    model = GPT(small())
+    opt = MuonAdamW(model, lr=0.02, adamw_lr=0.02, nesterov=False, scale="spectral",
+                    coeffs=NS_COEFFS_PER_STEP, adamw_weight_decay=0.1, adamw_decay_all=True)
+    assert (opt.muon.nesterov, opt.muon.scale) == (False, "spectral")
+    assert opt.muon.coeffs == [tuple(c) for c in NS_COEFFS_PER_STEP]
+    assert all(opt.adamw.decay) and any(p.ndim == 1 for p in opt.adamw.params)
+    default = MuonAdamW(model, lr=0.02, adamw_lr=1e-3)
+    assert not all(default.adamw.decay)                 # matrices only, as before
+    assert (default.muon.nesterov, default.muon.scale, default.muon.coeffs) == (True, "max1",
+                                                                                None)

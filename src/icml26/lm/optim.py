@@ -91,40 +91,86 @@ class AdamW:
 
 
 NS_COEFFS = (3.4445, -4.7750, 2.0315)
+# One (a, b, c) per iteration, 5 iterations: the schedule of Dion's Muon used by the MuLoCo
+# authors (facebookresearch/MuLoCo torchtitan/experiments/dion_optimizer/muon.py,
+# ``zeropower_via_newtonschulz5``; the same numbers in Dion's Triton kernel). It ends with
+# singular values close to 1 (about [0.98, 1.15]) instead of the fixed triple's ~[0.7, 1.2].
+NS_COEFFS_PER_STEP = (
+    (4.0848, -6.8946, 2.9270),
+    (3.9505, -6.3029, 2.6377),
+    (3.7418, -5.5913, 2.3037),
+    (2.8769, -3.1427, 1.2046),
+    (2.8366, -3.0525, 1.2012),
+)
+MUON_SCALES = ("max1", "spectral")
 
 
-def newton_schulz5(g: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.Tensor:
+def ns_schedule(steps: int, coeffs=None) -> list[tuple[float, float, float]]:
+    """The (a, b, c) of each of ``steps`` Newton-Schulz iterations: ``coeffs`` None repeats
+    the fixed ``NS_COEFFS``; otherwise one triple per iteration (exactly ``steps`` of them)."""
+    if coeffs is None:
+        return [NS_COEFFS] * steps
+    coeffs = [tuple(float(x) for x in abc) for abc in coeffs]
+    if len(coeffs) != steps or any(len(abc) != 3 for abc in coeffs):
+        raise ValueError(f"Newton-Schulz needs {steps} (a, b, c) triples, got {len(coeffs)}")
+    return coeffs
+
+
+def muon_scale(shape, scale: str = "max1") -> float:
+    """Muon's per-matrix step factor for a (rows, cols) = (fan_out, fan_in) weight.
+
+    "max1": sqrt(max(1, rows/cols)) (Jordan et al. 2024); "spectral": sqrt(rows/cols), Dion's
+    ``adjust_lr_spectral_norm`` (used by the MuLoCo authors), which also shrinks wide matrices.
+    """
+    rows, cols = shape[-2], shape[-1]
+    if scale == "max1":
+        return math.sqrt(max(1.0, rows / cols))
+    if scale == "spectral":
+        return math.sqrt(rows / cols)
+    raise ValueError(f"unknown Muon scale {scale!r}; allowed: {', '.join(MUON_SCALES)}")
+
+
+def newton_schulz5(g: torch.Tensor, steps: int = 5, eps: float = 1e-7,
+                   coeffs=None) -> torch.Tensor:
     """Approximate orthogonalisation U V^T of the matrix g = U S V^T (Jordan et al. 2024).
 
     X = g / ||g||_F (transposed so that rows <= cols); ``steps`` times:
-    A = X X^T; X <- a X + (b A + c A²) X with (a, b, c) = NS_COEFFS. The quintic is tuned to push
-    all singular values into roughly [0.7, 1.2] quickly, not to converge to exactly 1.
+    A = X X^T; X <- a X + (b A + c A²) X. Default: (a, b, c) = NS_COEFFS every iteration, a
+    quintic tuned to push all singular values into roughly [0.7, 1.2] quickly, not to converge
+    to exactly 1. ``coeffs``: one triple per iteration (e.g. ``NS_COEFFS_PER_STEP``).
     """
-    a, b, c = NS_COEFFS
+    schedule = ns_schedule(steps, coeffs)
     x = g / (torch.linalg.matrix_norm(g) + eps)
     transposed = x.shape[0] > x.shape[1]
     if transposed:
         x = x.T
-    for _ in range(steps):
+    for a, b, c in schedule:
         s = x @ x.T
         x = a * x + (b * s + c * (s @ s)) @ x
     return x.T if transposed else x
 
 
 class Muon:
-    """Muon for 2-D hidden weight matrices (momentum, Nesterov form, Newton–Schulz).
+    """Muon for 2-D hidden weight matrices (momentum, Newton–Schulz).
 
-    M <- beta M + G;  U = NS5(G + beta M);  W <- W - lr (U sqrt(max(1, rows/cols)) + wd W).
+    Default (Jordan et al. 2024): M <- beta M + G;  U = NS5(G + beta M) (Nesterov form);
+    W <- W - lr (U sqrt(max(1, rows/cols)) + wd W).
+    Opt-in, the Dion Muon of the MuLoCo authors (``muon.py``: ``muon_update_pre_orthogonalize``,
+    ``adjust_lr_spectral_norm``): ``nesterov=False`` orthogonalises M itself;
+    ``scale="spectral"`` uses sqrt(rows/cols); ``coeffs=NS_COEFFS_PER_STEP`` their NS schedule.
     Pair it with AdamW for embeddings, the output head and vectors (``MuonAdamW``).
     """
 
     def __init__(self, params, lr: float, momentum: float = 0.95, weight_decay: float = 0.0,
-                 ns_steps: int = 5):
+                 ns_steps: int = 5, nesterov: bool = True, scale: str = "max1", coeffs=None):
         self.params = [p for p in params if p.requires_grad]
         for p in self.params:
             if p.ndim != 2:
                 raise ValueError(f"Muon takes 2-D matrices, got shape {tuple(p.shape)}")
         self.lr, self.beta, self.wd, self.ns_steps = float(lr), momentum, weight_decay, ns_steps
+        self.nesterov, self.scale = bool(nesterov), scale
+        self.coeffs = None if coeffs is None else ns_schedule(ns_steps, coeffs)
+        muon_scale((1, 1), scale)  # an unknown scale fails here, not at the first step
         self.m = [torch.zeros_like(p) for p in self.params]
 
     @torch.no_grad()
@@ -135,8 +181,9 @@ class Muon:
                 continue
             g = p.grad
             m.mul_(self.beta).add_(g)
-            u = newton_schulz5(g + self.beta * m, self.ns_steps)
-            u = u * math.sqrt(max(1.0, p.shape[0] / p.shape[1]))
+            u = newton_schulz5(g + self.beta * m if self.nesterov else m, self.ns_steps,
+                               coeffs=self.coeffs)
+            u = u * muon_scale(p.shape, self.scale)
             p.add_(u + self.wd * p, alpha=-lr)
 
     def zero_grad(self) -> None:
@@ -151,19 +198,27 @@ def is_hidden_matrix(name: str, p: torch.Tensor) -> bool:
 
 
 class MuonAdamW:
-    """Muon on hidden matrices, AdamW on everything else (the authors' routing)."""
+    """Muon on hidden matrices, AdamW on everything else (the authors' routing).
+
+    ``nesterov``, ``scale``, ``coeffs``: passed to ``Muon``. ``adamw_decay_all``: the AdamW share
+    decays every parameter (the MuLoCo authors' scalar/embedding/head groups all take Muon's
+    weight decay); default False, matrices only (``decay_mask``).
+    """
 
     def __init__(self, model: torch.nn.Module, lr: float, adamw_lr: float,
                  momentum: float = 0.95, weight_decay: float = 0.0, betas=(0.9, 0.95),
-                 eps: float = 1e-8, adamw_weight_decay: float = 0.0):
+                 eps: float = 1e-8, adamw_weight_decay: float = 0.0, nesterov: bool = True,
+                 scale: str = "max1", coeffs=None, adamw_decay_all: bool = False):
         seen, hidden, rest = set(), [], []
         for name, p in model.named_parameters():
             if id(p) in seen or not p.requires_grad:
                 continue
             seen.add(id(p))
             (hidden if is_hidden_matrix(name, p) else rest).append(p)
-        self.muon = Muon(hidden, lr, momentum, weight_decay)
-        self.adamw = AdamW(rest, adamw_lr, betas, eps, adamw_weight_decay)
+        self.muon = Muon(hidden, lr, momentum, weight_decay, nesterov=nesterov, scale=scale,
+                         coeffs=coeffs)
+        decay = [True] * len(rest) if adamw_decay_all else None
+        self.adamw = AdamW(rest, adamw_lr, betas, eps, adamw_weight_decay, decay)
         self.params = hidden + rest
 
     def step(self, scale: float = 1.0) -> None:

@@ -9,7 +9,9 @@ DiLoCo round r (Douillard et al. 2023), global parameters θ, K workers, H inner
   for k = 1..K: θ_k <- θ; H steps of the inner optimizer on worker k's own batches
                 (each worker's inner-optimizer state persists across rounds)
   Δ = (1/K) Σ_k (θ - θ_k)                                     (pseudogradient)
-  outer Nesterov SGD: m <- μ m + Δ;  θ <- θ - η_out (Δ + μ m)   (η_out = 0.7, μ = 0.9)
+  outer Nesterov SGD: m <- μ m + Δ;  θ <- θ - η_out (Δ + μ m)
+(η_out, μ) per method, from the authors' configs (see the paper config); torchft's
+torch.optim.SGD(nesterov=True, maximize=True) on local - global is the same step.
 MuLoCo is the same loop with Muon (hidden matrices; AdamW for embeddings/head/LayerNorm) as the
 inner optimizer. DP-AdamW / DP-Muon are one replica trained on the full global batch (K = 1, no
 outer step).
@@ -32,17 +34,20 @@ from icml26.lm.optim import warmup_cosine
 
 from .fleet import Fleet, Inner, eval_losses, flat_params
 
+OUTER_KEYS = ("outer_lr", "outer_momentum")
+
 
 @dataclass(eq=False)
 class Plan:
     key: str
-    method: str                 # group of plans sharing one inner optimizer (same kind, lrs)
+    method: str                 # plans of one method with equal inner hp share one Inner
     kind: str                   # "adamw" or "muon"
     diloco: bool                # False: data-parallel baseline (K = 1, no outer step)
     K: int
     init: dict                  # name -> tensor, the initial model
     starts: np.ndarray          # (steps, K, b) window starts of each worker's sequences
-    lrs: dict = field(default_factory=dict)      # overrides of hp for this plan's method group
+    lrs: dict = field(default_factory=dict)      # this plan's overrides of hp (inner lrs and
+    #                                              wd, outer_lr, outer_momentum)
     curves: list = field(default_factory=list)   # (step, metric, value)
     final: dict | None = None   # the trained model (θ for DiLoCo)
 
@@ -69,12 +74,19 @@ def train_plans(template, plans: list[Plan], train_ids: torch.Tensor, val_window
     """Train every plan (all with the same per-worker batch b); fills plan.curves / final.
 
     hp: steps, H, warmup, final_frac, clip, outer_lr, outer_momentum, measure_every (rounds),
-    eval_every (rounds), context, and the inner optimizers' hyperparameters (see fleet.Inner).
+    eval_every (rounds), context, and the inner optimizers' hyperparameters (see fleet.Inner);
+    a plan's ``lrs`` override any of them for that plan (the outer step per plan, the inner
+    hyperparameters per group of plans with equal inner overrides).
     """
     steps, H, T = int(hp["steps"]), int(hp["H"]), int(hp["context"])
     rounds = -(-steps // H)
-    # replicas: plans of one method are contiguous, so one Inner covers them all
-    plans = sorted(plans, key=lambda p: p.method)
+
+    def inner_key(p):
+        return (p.method, p.kind, tuple(sorted((k, repr(v)) for k, v in p.lrs.items()
+                                               if k not in OUTER_KEYS)))
+
+    # replicas: plans with one inner key are contiguous, so one Inner covers them all
+    plans = sorted(plans, key=inner_key)
     lo, slices, replicas = 0, {}, []
     for p in plans:
         slices[p.key] = (lo, lo + p.K)
@@ -82,8 +94,8 @@ def train_plans(template, plans: list[Plan], train_ids: torch.Tensor, val_window
         lo += p.K
     fleet = Fleet(template, replicas)
     groups = []
-    for method in dict.fromkeys(p.method for p in plans):
-        members = [p for p in plans if p.method == method]
+    for key in dict.fromkeys(inner_key(p) for p in plans):
+        members = [p for p in plans if inner_key(p) == key]
         a, b = slices[members[0].key][0], slices[members[-1].key][1]
         groups.append((members, Inner(members[0].kind, template, a, b,
                                       {**hp, **members[0].lrs})))
@@ -155,8 +167,8 @@ def train_plans(template, plans: list[Plan], train_ids: torch.Tensor, val_window
                 p.curves.append((done, "cos", 1.0))  # the reference run is the worker's run
                 p.curves.append((done, "norm_ratio", 1.0))
             p.curves.append((done, "pg_norm", float(torch.linalg.vector_norm(flat_params(delta)))))
-            outer_nesterov(th, mom[p.key], delta, float(hp["outer_lr"]),
-                           float(hp["outer_momentum"]))
+            outer_nesterov(th, mom[p.key], delta, float(p.lrs.get("outer_lr", hp["outer_lr"])),
+                           float(p.lrs.get("outer_momentum", hp["outer_momentum"])))
             fleet.set_replicas(a, b, th)  # θ_k <- θ for the next round
         if (r + 1) % int(hp["eval_every"]) == 0 or r == rounds - 1:
             evaluate(done)

@@ -4,13 +4,14 @@ A run is (method, setting, seed); a setting is a number of workers K (and option
 methods are DiLoCo (AdamW inner), MuLoCo (Muon inner) and the data-parallel baselines DP-AdamW
 and DP-Muon (one replica, full global batch; the config runs them once per seed, in the K = 1
 setting). For a (setting, seed), every method starts from the same initial model (derived from
-the seed) and sees the same batches (derived from setting and seed): worker k of K draws its
+the seed) and sees the same batches (derived from K and seed): worker k of K draws its
 B/K sequences per inner step from the k-th of K contiguous slices of the training text; a DP
 run draws its B sequences from the whole text, with the same stream as K = 1.
 
 prepare also runs the spec's inner-lr selection (DP at K = 1, ``lrsel_steps`` steps, a selection
 seed of its own that no grid run uses): AdamW over ``lrsel_adamw``, then Muon over ``lrsel_muon``
-(its AdamW share at the chosen AdamW lr), each grid extended where the choice lands on its edge
+(its AdamW share at Muon's lr with ``adamw_share: muon``, the authors' setting; at the chosen
+AdamW lr with ``adamw_share: adamw``), each grid extended where the choice lands on its edge
 (at most twice, alike for both); the chosen lrs are stored in data.npz and frozen for every
 method and K. This is the only stage besides train that imports torch (once, in the prepare
 job), so that every train job reads the same selected lrs.
@@ -102,6 +103,39 @@ def hyper(cfg: dict, setting: str | None = None, **over) -> dict:
     return {**p, **over}
 
 
+def weight_decays(p: dict, K: int, steps: int) -> dict[str, float]:
+    """The weight decays of a run with K workers (1 for DP) and ``steps`` inner steps.
+
+    The authors' rule (jobs/muloco_paper/diloco_muloco_no-compression_h100.py and
+    ddp_baselines_h100.py): wd = OPTIMAL_WD * WD_BASE_STEPS / (STEPS * K), K = 1 for DP, so that
+    wd * steps is the same for every run length and the K workers' decays add up to one
+    DP run's. ``wd`` / ``muon_wd`` are the bases (AdamW, Muon), ``wd_base_steps`` the step
+    count they belong to; ``wd_base_steps`` null: ``wd`` / ``muon_wd`` are used as they are.
+    """
+    base = p.get("wd_base_steps")
+    f = 1.0 if base is None else float(base) / (float(steps) * int(K))
+    return {"wd": float(p["wd"]) * f, "muon_wd": float(p["muon_wd"]) * f}
+
+
+def outer_of(p: dict, method: str) -> dict[str, float]:
+    """The outer Nesterov (lr, momentum) of a DiLoCo-type method (params or a setting)."""
+    return {"outer_lr": float(p["outer_lr"][method]),
+            "outer_momentum": float(p["outer_momentum"][method])}
+
+
+# setting keys that change the outer step of a run only (one fleet may mix them)
+PER_RUN_KEYS = ("K", "outer_lr", "outer_momentum", "variant", "n_seeds")
+
+
+def fleet_key(sp: dict, per_worker: int) -> str:
+    """Runs whose hyperparameters agree except K and the outer step share one fleet (vmap
+    needs equal per-worker batches and schedules; the inner hp are the fleet's)."""
+    import json
+
+    rest = {k: v for k, v in sp.items() if k not in PER_RUN_KEYS}
+    return json.dumps({"b": per_worker, **rest}, sort_keys=True)
+
+
 LRSEL_MAX_EXTEND = 2  # PAPER-CHECKLIST: an edge choice extends the grid, at most twice
 
 
@@ -127,7 +161,9 @@ def extend_at_edge(lrs: list[float], losses: list[float], run_one) -> tuple[list
 
 def select_inner_lrs(cfg: dict, data: dict) -> dict[str, np.ndarray]:
     """The spec's inner-lr selection: DP at K = 1, ``lrsel_steps`` steps, lowest final
-    validation loss. AdamW first; Muon's AdamW share uses the chosen AdamW lr (INFERRED).
+    validation loss. AdamW first; Muon's AdamW share runs at Muon's lr (``adamw_share: muon``,
+    the authors' parameter groups) or at the chosen AdamW lr (``adamw_share: adamw``, an INFERRED
+    earlier reading). Weight decays follow ``weight_decays`` at K = 1 and ``lrsel_steps``.
 
     The selection run has its own initial model and batches (streams "lrsel"), which no run of
     the grid uses, so no claim reads it; it is the same for every seed list and seed_offset.
@@ -154,9 +190,12 @@ def select_inner_lrs(cfg: dict, data: dict) -> dict[str, np.ndarray]:
     # DP: no outer step, no pseudogradient; evaluate only at the end
     hp = hyper(cfg, steps=steps, H=steps, measure_every=10**9, eval_every=1)
 
+    wds = weight_decays(p, 1, steps)  # the wd rule at K = 1 and the selection's length
+
     def sweep(kind: str, lrs: list[float], fixed: dict) -> list[float]:
         plans = [Plan(f"{kind}-{i}", f"{kind}-{i}", kind, False, 1, init, starts,
-                      lrs={**fixed, f"lr_{kind}": float(lr)}) for i, lr in enumerate(lrs)]
+                      lrs={**fixed, **wds, f"lr_{kind}": float(lr)})
+                 for i, lr in enumerate(lrs)]
         train_plans(template, plans, ids, val, {**hp, **fixed})
         by_key = {pl.key: pl.curves[-1][2] for pl in plans}
         return [float(by_key[f"{kind}-{i}"]) for i in range(len(lrs))]
@@ -198,14 +237,16 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
             int(sp["context"]), int(sp["steps"])
         if B % K:
             raise ValueError(f"global batch {B} is not divisible by K = {K}")
-        brng = np.random.default_rng(derive_seed(cfg["paper"], run.setting, run.seed, "batches"))
+        # the batch stream depends on K and the seed only (the stream of setting "K<K>"), so
+        # settings that differ in H or the outer step only see the same batches (paired)
+        brng = np.random.default_rng(derive_seed(cfg["paper"], f"K{K}", run.seed, "batches"))
         plan = Plan(run.key, run.method, KIND[run.method], run.method in DILOCO, K,
                     initial_model(cfg, config, run.seed, dev),
-                    worker_starts(len(ids), K, B // K, steps, T, brng))
+                    worker_starts(len(ids), K, B // K, steps, T, brng),
+                    lrs={**weight_decays(sp, K, steps),
+                         **(outer_of(sp, run.method) if run.method in DILOCO else {})})
         plan.run = run
-        # one fleet per (per-worker batch, schedule): vmap needs equal shapes
-        gkey = (B // K, int(sp["H"]), steps, float(sp["outer_lr"]), float(sp["outer_momentum"]))
-        groups.setdefault(gkey, []).append(plan)
+        groups.setdefault(fleet_key(sp, B // K), []).append(plan)
     # the lr selection of prepare, repeated as curve rows of every run (step 0) for the report
     lrsel = [(f"lrsel_loss_{name}_{lr:g}", float(v)) for name in ("adamw", "muon")
              for lr, v in zip(data[f"lrsel_{name}_lrs"], data[f"lrsel_{name}_loss"], strict=True)]

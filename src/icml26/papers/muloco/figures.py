@@ -21,9 +21,10 @@ def _k_of(cfg, setting) -> int:
 
 
 def _default_h_settings(cfg) -> list[str]:
-    """Settings with the default H, sorted by K (the loss-vs-K axis)."""
+    """Non-variant settings with the default H, sorted by K (the loss-vs-K axis)."""
     H = int(cfg["params"]["H"])
-    names = [s for s, p in cfg["settings"].items() if int((p or {}).get("H", H)) == H]
+    names = [s for s, p in cfg["settings"].items()
+             if int((p or {}).get("H", H)) == H and not (p or {}).get("variant")]
     return sorted(names, key=lambda s: _k_of(cfg, s))
 
 

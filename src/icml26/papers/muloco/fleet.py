@@ -20,13 +20,17 @@ optimizers to float tolerance).
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch.func import functional_call, vmap
 
 from icml26.lm.model import GPT, GPTConfig, MathCausalAttention
-from icml26.lm.optim import NS_COEFFS, adamw_update, is_hidden_matrix
+from icml26.lm.optim import (
+    NS_COEFFS_PER_STEP,
+    adamw_update,
+    is_hidden_matrix,
+    muon_scale,
+    ns_schedule,
+)
 
 
 def make_model(config: GPTConfig, seed: int) -> GPT:
@@ -129,16 +133,18 @@ def eval_losses(template: GPT, stacked: dict, windows: torch.Tensor) -> torch.Te
 # -------------------------------------------------------------------------------------------
 # optimizers on a slice of replicas
 # -------------------------------------------------------------------------------------------
-def newton_schulz5_batched(g: torch.Tensor, steps: int = 5, eps: float = 1e-7) -> torch.Tensor:
+def newton_schulz5_batched(g: torch.Tensor, steps: int = 5, eps: float = 1e-7,
+                           coeffs=None) -> torch.Tensor:
     """``icml26.lm.optim.newton_schulz5`` on a stack of matrices (..., rows, cols); the same
-    iteration with its products fused into batched matmul-adds (~1.7x faster on CPU)."""
-    a, b, c = NS_COEFFS
+    iteration (same ``coeffs`` option: None, the fixed triple; else one triple per iteration)
+    with its products fused into batched matmul-adds (~1.7x faster on CPU)."""
+    schedule = ns_schedule(steps, coeffs)
     x = g / (torch.linalg.matrix_norm(g, keepdim=True) + eps)
     transposed = g.shape[-2] > g.shape[-1]
     if transposed:
         x = x.mT.contiguous()
     x = x.reshape(-1, *x.shape[-2:])
-    for _ in range(steps):
+    for a, b, c in schedule:
         s = torch.bmm(x, x.mT)                              # A = X X^T
         poly = torch.baddbmm(s, s, s, beta=b, alpha=c)      # b A + c A^2
         x = torch.baddbmm(x, poly, x, beta=a)               # a X + (b A + c A^2) X
@@ -181,14 +187,18 @@ class StackedAdamW:
 
 
 class StackedMuon:
-    """``icml26.lm.optim.Muon`` on stacked hidden matrices (n, rows, cols).
+    """``icml26.lm.optim.Muon`` on stacked hidden matrices (n, rows, cols), same options.
 
-    M <- beta M + G;  U = NS5(G + beta M);  W <- W - lr (U sqrt(max(1, rows/cols)) + wd W).
+    M <- beta M + G;  U = NS5(G + beta M) (nesterov) or NS5(M) (plain);
+    W <- W - lr (U s + wd W),  s = sqrt(max(1, rows/cols)) ("max1") or sqrt(rows/cols)
+    ("spectral").
     """
 
     def __init__(self, lr: float, momentum: float = 0.95, weight_decay: float = 0.0,
-                 ns_steps: int = 5):
+                 ns_steps: int = 5, nesterov: bool = True, scale: str = "max1", coeffs=None):
         self.lr, self.beta, self.wd, self.ns_steps = float(lr), momentum, weight_decay, ns_steps
+        self.nesterov, self.scale, self.coeffs = bool(nesterov), scale, coeffs
+        muon_scale((1, 1), scale)  # an unknown scale fails here
         self.m: list | None = None
 
     @torch.no_grad()
@@ -198,12 +208,14 @@ class StackedMuon:
             self.m = [torch.zeros_like(p) for p in params]
         for p, g, m in zip(params, grads, self.m, strict=True):
             m.mul_(self.beta).add_(g)
-            u = newton_schulz5_batched(g + self.beta * m, self.ns_steps)
-            u = u * math.sqrt(max(1.0, p.shape[-2] / p.shape[-1]))
+            u = newton_schulz5_batched(g + self.beta * m if self.nesterov else m,
+                                       self.ns_steps, coeffs=self.coeffs)
+            u = u * muon_scale(p.shape, self.scale)
             p.add_(u + self.wd * p, alpha=-lr)
 
     def gather(self, index: list[int]) -> StackedMuon:
-        new = StackedMuon(self.lr, self.beta, self.wd, self.ns_steps)
+        new = StackedMuon(self.lr, self.beta, self.wd, self.ns_steps, self.nesterov, self.scale,
+                          self.coeffs)
         if self.m is not None:
             new.m = [t[index].clone() for t in self.m]
         return new
@@ -215,6 +227,12 @@ class Inner:
     kind "adamw": AdamW on every parameter (DiLoCo, DP-AdamW).
     kind "muon": Muon on hidden matrices, AdamW on embeddings (tied head), LayerNorm gains and
     biases -- the authors' routing, ``icml26.lm.optim.MuonAdamW`` (MuLoCo, DP-Muon).
+
+    hp: lr_adamw, lr_muon, betas, eps, wd, muon_momentum, muon_wd, and the Muon options
+    muon_nesterov, muon_scale, ns_coeffs ("per_step" | "fixed"), adamw_share ("muon": the AdamW
+    share of Muon takes Muon's lr and weight decay, as in the authors' parameter groups;
+    "adamw": the AdamW lr and wd), decay_all (AdamW decays every parameter, as torch.optim.AdamW
+    and the authors' groups do; False: matrices and embeddings only).
     """
 
     def __init__(self, kind: str, template: GPT, lo: int, hi: int, hp: dict):
@@ -225,17 +243,25 @@ class Inner:
             self.adam_names = [n for n, _ in named]
             self.muon_names = []
             self.muon = None
-            lr = hp["lr_adamw"]
+            lr, wd = hp["lr_adamw"], hp["wd"]
         elif kind == "muon":
             self.muon_names = [n for n, p in named if is_hidden_matrix(n, p)]
             self.adam_names = [n for n, p in named if not is_hidden_matrix(n, p)]
-            self.muon = StackedMuon(hp["lr_muon"], hp["muon_momentum"], hp["muon_wd"])
-            lr = hp["lr_adamw"]  # INFERRED: AdamW share of Muon at the selected AdamW lr
+            coeffs = {"per_step": NS_COEFFS_PER_STEP, "fixed": None}[hp["ns_coeffs"]]
+            self.muon = StackedMuon(hp["lr_muon"], hp["muon_momentum"], hp["muon_wd"], 5,
+                                    hp["muon_nesterov"], hp["muon_scale"], coeffs)
+            share = hp["adamw_share"]
+            if share == "muon":      # official: scalar/embedding/head groups at Muon's lr, wd
+                lr, wd = hp["lr_muon"], hp["muon_wd"]
+            elif share == "adamw":   # the spec-era reading (INFERRED): the selected AdamW lr
+                lr, wd = hp["lr_adamw"], hp["wd"]
+            else:
+                raise ValueError(f"unknown adamw_share {share!r}; allowed: muon, adamw")
         else:
             raise ValueError(f"unknown inner optimizer {kind!r}; allowed: adamw, muon")
         shapes = dict(named)
-        decay = [shapes[n].ndim >= 2 for n in self.adam_names]  # decay_mask of one model
-        self.adam = StackedAdamW(lr, betas, hp["eps"], hp["wd"], decay)
+        decay = [bool(hp["decay_all"]) or shapes[n].ndim >= 2 for n in self.adam_names]
+        self.adam = StackedAdamW(lr, betas, hp["eps"], wd, decay)
 
     def step(self, fleet: Fleet, scale: float) -> None:
         grads = fleet.grads()
