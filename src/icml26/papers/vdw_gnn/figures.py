@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
 from icml26.plotting import (
@@ -15,7 +17,7 @@ from icml26.plotting import (
 )
 
 from . import PROPOSED
-from .geometry import lower_frame_bound
+from .geometry import dyadic_scales, lower_frame_bound
 
 
 def _label(cfg, m):
@@ -38,7 +40,7 @@ def s1_rotation(cfg, metrics):
             ax.bar(k + off, v.mean(), width, yerr=v.std() if len(v) > 1 else None,
                    color=colors[m], alpha=1.0 if hatch is None else 0.55, hatch=hatch,
                    edgecolor="black", linewidth=0.5, capsize=2, zorder=method_zorder(m, PROPOSED))
-    ax.set_xticks(range(len(methods)), [_label(cfg, m) for m in methods])
+    ax.set_xticks(range(len(methods)), [textwrap.fill(_label(cfg, m), 14) for m in methods])
     ax.set_yscale("log")
     ax.set_ylabel("test relMSE (S1)")
     ax.bar(0, 0, color="white", edgecolor="black", label="aligned (solid)")
@@ -55,7 +57,7 @@ def frame_ratio(cfg, curves):
     part = part[part["seed"] == first] if not cfg["params"].get("data_per_seed") else part
     lo = part.loc[part["metric"] == "frame_min", "value"].to_numpy(float)
     hi = part.loc[part["metric"] == "frame_max", "value"].to_numpy(float)
-    bound = lower_frame_bound(int(cfg["params"]["J"]))
+    bound = lower_frame_bound(dyadic_scales(int(cfg["params"]["J"])))
     bins = np.linspace(0.0, 1.05, 64)
     if len(lo):
         ax.hist(lo, bins=bins, alpha=0.7, color="#2980b9", label="per-cloud min",
@@ -66,6 +68,13 @@ def frame_ratio(cfg, curves):
         ax.axvline(x, color=REFERENCE_COLOR, ls="--", lw=1)
         ax.annotate(name, (x, 0.95), xycoords=("data", "axes fraction"), fontsize=8,
                     ha="left", xytext=(3, 0), textcoords="offset points")
+    scales = cfg["params"].get("vector_scales")
+    if scales is not None and list(scales) != dyadic_scales(int(cfg["params"]["J"])):
+        # the network's (official) scales have a lower analytic bound; not the claim's
+        lo = lower_frame_bound(scales)
+        ax.axvline(lo, color=REFERENCE_COLOR, ls=":", lw=1)
+        ax.annotate(f"official scales {lo:.3f}", (lo, 0.85), xycoords=("data", "axes fraction"),
+                    fontsize=8, ha="right", xytext=(-3, 0), textcoords="offset points")
     ax.set_xlabel("frame ratio (sum_j |Psi_j v|^2 + |Phi v|^2) / |v|^2")
     ax.set_ylabel("clouds")
     legend_outside(fig)
