@@ -168,7 +168,7 @@ def test_training_matches_torch_adam():
     rng = np.random.default_rng(13)
     x, y = rng.uniform(size=(50, 16)), rng.integers(10, size=50)
     p = model.init(16, 8, 2, np.random.default_rng(1))
-    ours, _ = model.train_stack([a[None] for a in p], x[None], y[None], None, 100, 1e-2)
+    ours, _, _ = model.train_stack([a[None] for a in p], x[None], y[None], None, 100, 1e-2)
     tp = [torch.tensor(a, requires_grad=True) for a in p]
     opt = torch.optim.Adam(tp, lr=1e-2)
     xt, yt = torch.tensor(x), torch.tensor(y)
@@ -189,12 +189,89 @@ def test_training_interpolates_and_stacking_is_independent():
     p2 = model.init(8, 32, 2, np.random.default_rng(2))
     stack = [np.stack([a, b]).astype(np.float32) for a, b in zip(p1, p2, strict=True)]
     y2 = np.stack([y, rng.integers(10, size=40)])
-    both, _ = model.train_stack(stack, np.stack([x, x]), y2, None, 300, 1e-2)
-    alone, _ = model.train_stack([a[:1] for a in stack], x[None], y2[:1], None, 300, 1e-2)
+    both, _, _ = model.train_stack(stack, np.stack([x, x]), y2, None, 300, 1e-2)
+    alone, _, _ = model.train_stack([a[:1] for a in stack], x[None], y2[:1], None, 300,
+                                    1e-2)
     for a, b in zip(both, alone, strict=True):
         assert np.array_equal(a[:1], b)
     pred = model.forward([a[0] for a in both], x)[0].argmax(axis=1)
     assert np.mean(pred == y) == 1.0                   # random labels are memorised
+
+
+# --- training to interpolation (the spec's premise) ----------------------------------------
+def _stack(n_models, d_in=8, width=16, depth=1, n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d_in)).astype(np.float32)
+    inits = [model.init(d_in, width, depth, np.random.default_rng(100 + k))
+             for k in range(n_models)]
+    params = [np.stack(a).astype(np.float32) for a in zip(*inits, strict=True)]
+    ys = np.stack([rng.integers(10, size=n) for _ in range(n_models)])
+    return params, np.stack([x] * n_models), ys
+
+
+def test_a_model_stops_at_interpolation_after_the_minimum():
+    """Random labels: after the minimum of 20 epochs each model trains on until it fits all
+    its labels and stops at the first epoch that does (one epoch fewer does not fit), with
+    exactly the params of plain training for that many epochs."""
+    params, x, y = _stack(2)
+    out, log, stop = model.train_stack(params, x, y, None, 20, 1e-2, log_every=10,
+                                       max_epochs=3000)
+    assert stop["interpolated"].all()
+    assert np.all(model.train_accuracy(out, x, y) == 1.0)
+    for k in range(2):
+        e = int(stop["epochs"][k])
+        assert 20 < e < 3000
+        one = [p[k:k + 1] for p in params]
+        fixed, _, _ = model.train_stack(one, x[k:k + 1], y[k:k + 1], None, e, 1e-2)
+        for a, b in zip(fixed, out, strict=True):
+            assert np.array_equal(a[0], b[k])
+        before, _, _ = model.train_stack(one, x[k:k + 1], y[k:k + 1], None, e - 1, 1e-2)
+        assert model.train_accuracy(before, x[k:k + 1], y[k:k + 1])[0] < 1.0
+    # the loss log stops with the model: NaN after its stopping epoch
+    first = int(stop["epochs"].min())
+    k_first = int(np.argmin(stop["epochs"]))
+    assert all(np.isnan(row[k_first]) for t, row in log.items() if t > first + 1)
+
+
+def test_the_minimum_is_kept_when_a_model_interpolates_early():
+    """A model that fits its labels before the spec's epochs still trains all of them: the
+    result equals plain fixed-epoch training (the premise rule only ever adds epochs)."""
+    params, x, y = _stack(1, n=12)
+    out, _, stop = model.train_stack(params, x, y, None, 300, 1e-2, max_epochs=600)
+    fixed, _, _ = model.train_stack(params, x, y, None, 300, 1e-2)
+    assert stop["epochs"][0] == 300 and stop["interpolated"][0]
+    for a, b in zip(out, fixed, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_a_model_that_cannot_interpolate_stops_at_the_cap():
+    """Contradictory labels (the same input twice with two labels) cannot be fit: the model
+    runs to the cap and is flagged; its neighbour in the stack stops on its own, with the
+    same numbers as when trained alone."""
+    params, x, y = _stack(2)
+    x[0, 1] = x[0, 0]
+    y[0, 1] = (y[0, 0] + 1) % 10                      # model 0: impossible labels
+    out, _, stop = model.train_stack(params, x, y, None, 20, 1e-2, max_epochs=400)
+    assert stop["epochs"][0] == 400 and not stop["interpolated"][0]
+    assert stop["epochs"][1] < 400 and stop["interpolated"][1]
+    alone, _, alone_stop = model.train_stack([p[1:] for p in params], x[1:], y[1:], None, 20,
+                                             1e-2, max_epochs=400)
+    assert alone_stop["epochs"][0] == stop["epochs"][1]
+    for a, b in zip(alone, out, strict=True):
+        assert np.array_equal(a[0], b[1])
+    with pytest.raises(ValueError, match="below epochs"):
+        model.train_stack(params, x, y, None, 20, 1e-2, max_epochs=10)
+
+
+def test_interpolation_is_checked_without_dropout():
+    """With dropout the stopping check uses the deterministic forward: a stopped model fits
+    its labels at evaluation."""
+    params, x, y = _stack(2, width=32)
+    rngs = [np.random.default_rng(k) for k in range(2)]
+    out, _, stop = model.train_stack(params, x, y, None, 20, 1e-2, dropout=0.1, drop_rngs=rngs,
+                                     max_epochs=4000)
+    assert stop["interpolated"].all()
+    assert np.all(model.train_accuracy(out, x, y) == 1.0)
 
 
 def test_noise_labels_nested_and_split_shared():
@@ -218,7 +295,7 @@ def _metrics(n=120, good=True, seed=0):
     d = {"method": "mlp", "setting": [f"s{i % 24}" for i in range(n)],
          "seed": [i // 24 for i in range(n)], "gap": gap, "depth": np.tile([1.0, 2.0, 3.0], n)[:n],
          "teacher": 0.0, "test_err": gap, "noise": np.tile([0.0, 0.3], n)[:n],
-         "train_err": np.tile([0.0, 0.2], n)[:n]}
+         "train_err": 0.0, "interpolated": 1.0, "epochs": 400.0}
     if good:
         d.update(id_final=gap * 10 + 0.1 * noise, id_first=noise, n_params=noise,
                  w1_slope=-1.0 / (gap * 10 + 1), pop_gap=0.1 * gap, bound=gap + 0.2)
@@ -235,6 +312,29 @@ def test_claims_pass_on_good_and_fail_on_bad_data():
     assert len(good) == 5
     assert all(c.verdict == REPRODUCED for c in good), [c.to_dict() for c in good]
     assert all(c.verdict == NOT_REPRODUCED for c in bad), [c.to_dict() for c in bad]
+
+
+def test_claims_use_only_the_models_that_interpolated():
+    """Models that stopped at the cap without fitting their labels are left out of every
+    verdict: added with an anti-correlated ID they would sink the headline, but the claims
+    stand and their notes count them."""
+    cfg = pipeline.resolve(SLUG, "smoke")
+    good = _metrics()
+    bad = _metrics(good=False, seed=1)
+    bad["interpolated"], bad["train_err"], bad["epochs"] = 0.0, 0.1, 8000.0
+    both = pd.concat([good, bad], ignore_index=True)
+    res = claims.check(cfg, both, None)
+    assert all(c.verdict == REPRODUCED for c in res), [c.to_dict() for c in res]
+    assert res[0].parts["value"].measured == pytest.approx(
+        claims.rho(good, "id_final", "gap"))
+    assert res[0].note.startswith("120 of 240 models used (those that interpolated); the 120")
+    assert "120 did not interpolate" in res[0].note
+    # with every model covered, the note says so
+    assert claims.check(cfg, good, None)[0].note.startswith(
+        "all 120 models used (every one interpolated)")
+    # if none of the good models had interpolated, the claims would rest on the bad ones
+    flipped = both.assign(interpolated=1.0 - both["interpolated"])
+    assert claims.check(cfg, flipped, None)[0].verdict == NOT_REPRODUCED
 
 
 def test_claims_resample_seeds():
@@ -292,4 +392,13 @@ def test_smoke_end_to_end(tmp_path):
     metrics = pd.read_csv(out["metrics"])
     assert len(metrics) == 4
     assert np.all(np.isfinite(metrics[["id_final", "id_first", "w1_slope", "bound"]]))
+    # every model trains at least the spec's epochs; a model flagged as interpolated fits
+    # every training label, the others ran to the cap
+    epochs = int(pipeline.resolve(SLUG, "smoke")["params"]["epochs"])
+    from icml26.papers.embedding_generalization.experiment import INTERPOLATION_CAP
+
+    assert np.all(metrics["epochs"] >= epochs)
+    fit = metrics["interpolated"] > 0.5
+    assert np.all(metrics.loc[fit, "train_err"] == 0.0)
+    assert np.all(metrics.loc[~fit, "epochs"] == INTERPOLATION_CAP * epochs)
     assert (out["figures"] / "id_vs_gap.png").exists()

@@ -22,8 +22,10 @@ Here a zoo of ReLU MLPs is trained on the 8x8 digits. The zoo crosses width {32,
 each model we measure the TwoNN intrinsic dimension of the final-layer and first-layer
 embeddings of held-out points, the PCA-90 dimension, the head's Lipschitz constant, exact W1
 curves against m and the post-hoc bound value. These predictors are then rank-correlated
-(Spearman) with the generalization gap g = test error - train error. The final-layer ID is
-compared with the first-layer ID, PCA-90, the parameter count and the spectral-norm product.
+(Spearman) with the generalization gap g = test error - train error, over the models that
+interpolate their training labels (the paper's premise; training runs past the spec's 400
+epochs until each model does, up to a stated cap). The final-layer ID is compared with the
+first-layer ID, PCA-90, the parameter count and the spectral-norm product.
 """
 
 FIDELITY = """\
@@ -31,8 +33,8 @@ FIDELITY = """\
   zoo is small ReLU MLPs on scikit-learn's 8x8 digits (1797 points, pixels / 16). The fixed
   split per seed is a 1000-point train pool, 300 validation points and 497 test points. A
   model trains on the first n_tr points of the pool. Training is full-batch Adam (lr 1e-3,
-  400 epochs, no weight decay) in numpy with hand-written gradients; the models of one seed
-  are trained stacked.
+  no weight decay) in numpy with hand-written gradients, at least the spec's 400 epochs and
+  on to interpolation (below); the models of one seed are trained stacked.
 - **INFERRED: the estimators.** The paper's exact ID estimator and correlation statistic are
   not known, so the field's defaults are used. ID is TwoNN (Facco et al. 2017) in its
   maximum-likelihood form: duplicates are removed and the 10% largest ratios mu are dropped.
@@ -71,15 +73,26 @@ FIDELITY = """\
   teacher, reported only) and 10 seeds: 96 configurations, 960 models. **Missing:** the
   spec's small CNNs on digits are not implemented.
 - TwoNN on about 500 points is noisy above ID ~15, which caps the usable range.
-- **A spec premise that may not hold.** The spec says 400 full-batch Adam epochs at lr 1e-3
-  are enough to interpolate noisy labels. On this zoo the smaller models need not reach that
-  within the budget, and a noisy-label model that does not fit its labels has a small or even
-  negative gap g. The headline claim's note counts, from
-  the run, the noisy-label models that keep a training error above 5%, gives the mean
-  final-layer ID per depth and the correlation among the models that do interpolate, so the
-  verdict can be read against the premise. The training loop matches torch.optim.Adam to
-  round-off on the same initialisation and TwoNN recovers known dimensions (both tested in
-  tests/papers/test_embedding_generalization.py), so the verdicts are the measured result.
+- **The spec's premise, met by training longer.** The spec says 400 full-batch Adam epochs
+  at lr 1e-3 are "enough to interpolate noisy labels". On this zoo they are not: many
+  noisy-label models (and some clean ones) still misfit training points after 400 epochs,
+  and a model that does not fit its labels has a small or even negative gap g, so the
+  headline could not be tested as the paper states it. Rule (experiment.INTERPOLATION_CAP,
+  fixed before the run, the same for every model): each model trains at least the spec's
+  epochs; after that it stops at the first epoch at which it fits every training label
+  (train accuracy 1.0, checked without dropout), at most INTERPOLATION_CAP (20) times the
+  spec's epochs in all. Models that interpolate by the spec's epochs are trained exactly as
+  before. **INFERRED:** the cap (a budget set from training accuracy alone) and stopping at
+  the first interpolating epoch past the minimum (the paper's exact stopping rule is not
+  known). The claims use the models that interpolated (train error 0), the models the
+  premise covers; any model that reached the cap without interpolating is left out of the
+  verdicts and shown separately (grey crosses in Fig. 1, its own table, and each claim's
+  note gives the statistic with it added back). The report's table "Training to
+  interpolation" gives, per configuration, how many models interpolated and the epochs they
+  took, and the headline note sums it up, all from the run.
+- The training loop matches torch.optim.Adam to round-off on the same initialisation and
+  TwoNN recovers known dimensions (both tested in tests/papers/test_embedding_generalization.py),
+  so the verdicts are the measured result.
 """
 
 METHODS = ("mlp",)

@@ -15,7 +15,7 @@ from icml26.plotting import (
     subplots,
 )
 
-from .claims import PREDICTORS, rho, zoo
+from .claims import PREDICTORS, premise, rho, zoo
 
 DEPTH_MARKERS = {1: "o", 2: "s", 3: "^", 4: "D", 5: "v", 6: "P"}
 
@@ -38,7 +38,9 @@ def bootstrap_abs_rho(x, y, n_boot: int, rng: np.random.Generator) -> np.ndarray
     return np.abs(r[np.isfinite(r)])
 
 
-def id_vs_gap(cfg, m):
+def id_vs_gap(cfg, m, others=None):
+    """Models of the claims (they interpolated) in colour; those that stopped at the training
+    cap without interpolating, if any, as grey crosses (not in rho)."""
     plt = pyplot()
     fig, ax = subplots(figsize=(8.4, 4.0))
     noises = sorted(m["noise"].unique())
@@ -49,9 +51,13 @@ def id_vs_gap(cfg, m):
             part = m[(m["noise"] == q) & (m["depth"] == d)]
             ax.scatter(part["id_final"], part["gap"], color=col, s=22, alpha=0.85,
                        marker=DEPTH_MARKERS.get(int(d), "x"), label=f"noise {q:g}, depth {d:g}")
+    if others is not None and len(others):
+        ax.scatter(others["id_final"], others["gap"], color=REFERENCE_COLOR, s=22, marker="x",
+                   label="did not interpolate (cap; not in rho)", zorder=BASELINE_ZORDER)
     ax.set_xlabel("final-layer TwoNN ID (test embeddings)")
     ax.set_ylabel("generalization gap g (test err - train err)")
-    ax.set_title(f"Spearman rho = {rho(m, 'id_final', 'gap'):.2f} over {len(m)} models")
+    ax.set_title(f"Spearman rho = {rho(m, 'id_final', 'gap'):.2f} over the {len(m)} "
+                 "interpolating models")
     legend_outside(fig, ncol=2 if len(ax.collections) > 8 else 1)
     return fig
 
@@ -115,19 +121,31 @@ def w1_curves(cfg, m):
 
 
 def make(cfg, metrics, curves) -> dict:
-    m = zoo(cfg, metrics)
-    return {"id_vs_gap": id_vs_gap(cfg, m), "predictors": predictors(cfg, m),
+    m, others = premise(zoo(cfg, metrics))
+    return {"id_vs_gap": id_vs_gap(cfg, m, others), "predictors": predictors(cfg, m),
             "w1_curves": w1_curves(cfg, m)}
 
 
 def tables(cfg, metrics, curves) -> dict:
     import pandas as pd
 
+    from .claims import _kendall
+    from .experiment import INTERPOLATION_CAP
+
     cols = ["test_err", "gap", "gap_loss", "pop_gap", "id_final", "pca_final", "lip", "bound"]
     per_cfg = (metrics.groupby("setting", sort=False)[cols].mean().round(3).reset_index())
+    by_setting = metrics.groupby("setting", sort=False)
+    training = pd.DataFrame({
+        "models": by_setting.size(),
+        "interpolated": by_setting["interpolated"].sum().astype(int),
+        "epochs_min": by_setting["epochs"].min().astype(int),
+        "epochs_median": by_setting["epochs"].median(),
+        "epochs_max": by_setting["epochs"].max().astype(int),
+        "train_err_max": by_setting["train_err"].max().round(4),
+    }).reset_index()
+    everything = zoo(cfg, metrics)
+    m, others = premise(everything)
     rows = []
-    m = zoo(cfg, metrics)
-    from .claims import _kendall
 
     for col, label in PREDICTORS.items():
         rows.append({"predictor": label, "spearman_g": rho(m, col, "gap"),
@@ -137,8 +155,17 @@ def tables(cfg, metrics, curves) -> dict:
                                                                           "w1_slope"),
                  "kendall_g": _kendall(m, "id_final", "w1_slope"), "spearman_test_err": np.nan})
     corr = pd.DataFrame(rows).round(3)
-    out = {"Per configuration (mean over seeds)": per_cfg,
-           "Rank correlation of each predictor with g and test error (claim zoo)": corr}
+    cap = INTERPOLATION_CAP * int(cfg["params"]["epochs"])
+    out = {f"Training to interpolation per configuration: at least the spec's "
+           f"{cfg['params']['epochs']} epochs, then until every training label is fit, at most "
+           f"{cap}": training,
+           "Per configuration (mean over seeds)": per_cfg,
+           f"Rank correlation of each predictor with g and test error (claim zoo: the "
+           f"{len(m)} of {len(everything)} models that interpolated)": corr}
+    if len(others):
+        out["The models left out of the claims (stopped at the cap without interpolating)"] = (
+            others[["setting", "seed", "epochs", "train_err", "test_err", "gap", "id_final"]]
+            .round(4).reset_index(drop=True))
     teacher = metrics[metrics["teacher"] > 0.5]
     if len(teacher):
         out["Teacher task: rank correlations with g"] = pd.DataFrame(

@@ -109,34 +109,94 @@ def embeddings(params, x) -> list[np.ndarray]:
     return forward(params, x)[1][1:]
 
 
+def train_accuracy(params, x, y) -> np.ndarray:
+    """Per-model training accuracy (K,) of stacked params on x (K, N, d), labels y (K, N),
+    without dropout: the fraction of training labels the model predicts."""
+    return np.mean(forward(params, x)[0].argmax(axis=-1) == y, axis=-1)
+
+
 def train_stack(params, x, y, mask, epochs: int, lr: float, weight_decay=0.0, dropout=0.0,
-                drop_rngs=None, log_every: int = 0):
+                drop_rngs=None, log_every: int = 0, max_epochs: int | None = None):
     """Full-batch Adam on K stacked models (params with a leading model axis).
 
     x (K, N, d), y (K, N), mask (K, N) marks each model's training rows (None: all). The
     arithmetic runs in the dtype of params and x (float32 in the experiment: half the cost).
     Per-model dropout streams ``drop_rngs`` (K generators) keep each model's masks
     independent of the stack.
-    Returns the trained params and the logged train losses {step: (K,)}.
+
+    Training to interpolation (``max_epochs`` > epochs): every model trains at least
+    ``epochs`` epochs (the spec's budget). From there on, after each epoch, a model whose
+    parameters fit every training label (train accuracy 1.0, no dropout, unmasked rows)
+    stops; the others go on until they do or until ``max_epochs``, the cap. A stopped model
+    leaves the stack (its Adam moments too), so the remaining ones run alone; the batched
+    arithmetic acts slice by slice, so a model's numbers do not depend on when the others
+    stopped.
+
+    Returns the trained params, the logged train losses {step: (K,)} (NaN for a model that
+    has stopped) and {"epochs": (K,) epochs trained, "interpolated": (K,) bool, whether the
+    model fit its training labels when it stopped}.
     """
     from icml26.npoptim import Adam
 
+    cap = int(epochs) if max_epochs is None else int(max_epochs)
+    if cap < int(epochs):
+        raise ValueError(f"max_epochs {cap} is below epochs {epochs}")
+    k_all = len(y)
+    final = [p.copy() for p in params]             # stopped models' params land here
     params = [p.copy() for p in params]
     opt = Adam(params, lr, weight_decay=weight_decay)  # torch.optim.Adam's update
     n_hidden = len(params) // 2 - 1
     n = y.shape[-1]
+    live = np.arange(k_all)                         # stack row -> model index
+    xs, ys, ms, rngs = x, y, mask, drop_rngs
+    trained = np.zeros(k_all, dtype=np.int64)
+    fitted = np.zeros(k_all, dtype=bool)
     log = {}
-    for t in range(1, epochs + 1):
+
+    def correct(logits):
+        hit = logits.argmax(axis=-1) == ys
+        return np.all(hit if ms is None else hit | ~ms.astype(bool), axis=-1)
+
+    for t in range(1, cap + 1):
         masks = None
         if dropout > 0:
             widths = [params[2 * i].shape[-1] for i in range(n_hidden)]
             masks = [np.stack([(r.uniform(size=(n, w)) >= dropout) / (1.0 - dropout)
-                               for r in drop_rngs]) for w in widths]
-        logits, acts = forward(params, x, masks)
-        loss, dlogits = softmax_xent(logits, y, mask)
+                               for r in rngs]) for w in widths]
+        logits, acts = forward(params, xs, masks)
+        if t - 1 >= epochs and cap > epochs:
+            # the params after t - 1 epochs: the training forward is the evaluation forward
+            # without dropout; with dropout, one more forward without it
+            done = correct(logits if masks is None else forward(params, xs)[0])
+            if done.any():
+                for i, p in enumerate(params):
+                    final[i][live[done]] = p[done]
+                trained[live[done]] = t - 1
+                fitted[live[done]] = True
+                keep = ~done
+                if not keep.any():
+                    return final, log, {"epochs": trained, "interpolated": fitted}
+                live = live[keep]
+                params = [p[keep] for p in params]
+                opt.params = params
+                opt.m = [m[keep] for m in opt.m]
+                opt.v = [v[keep] for v in opt.v]
+                xs, ys = xs[keep], ys[keep]
+                ms = None if ms is None else ms[keep]
+                rngs = None if rngs is None else [r for r, k in zip(rngs, keep, strict=True) if k]
+                if masks is not None:
+                    masks = [mk[keep] for mk in masks]
+                logits, acts = logits[keep], [a[keep] for a in acts]
+        loss, dlogits = softmax_xent(logits, ys, ms)
         dlogits = dlogits.astype(logits.dtype, copy=False)  # keep float32 stacks in float32
         grads = backward(params, acts, dlogits, masks)
         opt.step(grads)
-        if log_every and (t == 1 or t % log_every == 0 or t == epochs):
-            log[t] = loss.copy()
-    return params, log
+        if log_every and (t == 1 or t % log_every == 0 or t == cap):
+            row = np.full(k_all, np.nan)
+            row[live] = loss
+            log[t] = row
+    for i, p in enumerate(params):
+        final[i][live] = p
+    trained[live] = cap
+    fitted[live] = correct(forward(params, xs)[0]) if len(live) else fitted[live]
+    return final, log, {"epochs": trained, "interpolated": fitted}
