@@ -180,8 +180,9 @@ def paper_page(meta, cfg: dict, claims_doc: dict, summary, tables: dict, figdir:
     if cfg["scale"] == "smoke":
         page.p(SMOKE_WARNING)
     page.h(2, "Claims")
-    page.p("Each verdict is computed from all seeds; intervals are 95% Student-t intervals over "
-           "seeds (see docs/claims.md). Thresholds are the spec's.")
+    page.p("Each verdict is computed from all seeds; intervals are 95% intervals over seeds: "
+           "Student-t for a mean, percentile bootstrap for a statistic pooled over seeds or "
+           "instances (see docs/claims.md). Thresholds are the spec's.")
     page.table(["id", "claim", "kind", "measured [95% CI]", "comparison", "threshold", "verdict",
                 "seeds"], _claims_rows(claims_doc["claims"]))
     notes = [f"- **{c['id']}**: {c['note']}" for c in claims_doc["claims"] if c.get("note")]
