@@ -1,8 +1,10 @@
 """Behaviour tests of telescope-perplexity: every detector against a hand computation on a
 stub model whose next-token distributions are set by hand (the telescope probability, log PPL,
-log-rank, entropy, analytic Fast-DetectGPT, Binoculars' cross-perplexity), AUROC / TPR against
-scikit-learn, the data pipeline and attacks, the sampler view, sharding independence, the claim
-checkers on metrics built to fail, and the smoke pipeline end to end."""
+log-rank, DetectLLM LRR, entropy, analytic Fast-DetectGPT, Binoculars' cross-perplexity), the
+authors' orientations, AUROC against scikit-learn and TPR at 5% FPR against the authors' rule
+worked by hand, the data pipeline and attacks, the sampler view and the named samplings, G's
+checkpoints for the authors' emergence measurement, sharding independence, the claim checkers
+on metrics built to fail, and the smoke pipeline end to end."""
 
 import copy
 import json
@@ -12,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from sklearn.metrics import roc_auc_score, roc_curve
+from sklearn.metrics import roc_auc_score
 
 from icml26 import grid, pipeline
 from icml26.claims import NOT_REPRODUCED, REPRODUCED
@@ -64,20 +66,33 @@ def test_each_detector_equals_its_hand_computation():
     fdg = (math.log(0.9) + math.log(0.1) - 2 * mu) / math.sqrt(2 * var)
     xppl = -(0.6 * math.log(0.9) + 0.4 * math.log(0.1))     # performer p_P(.|a), scorer log p_S
     expected = {
-        "Telescope": lppl / ltppl, "Telescope-raw": ltppl, "LogLik": -lppl,
+        "Telescope": ltppl, "Telescope-ratio": lppl / ltppl, "LogLik": -lppl,
         "LogRank": -(math.log(1) + math.log(2)) / 2,        # a has rank 1, b rank 2 under (.9, .1)
         "Entropy": h, "Fast-DetectGPT": fdg, "Binoculars": lppl / xppl,
+        # DetectLLM: |sum log p / (sum log rank + 1e-6)|
+        "LRR": abs((math.log(0.9) + math.log(0.1)) / (math.log(1) + math.log(2) + 1e-6)),
     }
+    assert set(expected) == set(detectors.DETECTORS)
     for name, value in expected.items():
         got, passes = _stat(name)
         assert got == pytest.approx(value, rel=1e-9), name
         assert passes == (2 if name == "Binoculars" else 1)
 
 
-def test_orientations_are_the_specs():
+def test_orientations_are_the_authors():
+    """Telescope, LRR and Fast-DetectGPT as is, perplexity and Binoculars negated (the authors'
+    scoring script); LogLik = -log PPL so +1; LogRank, Entropy and the ratio from the spec."""
     signs = {n: d.sign for n, d in detectors.DETECTORS.items()}
-    assert signs == {"Telescope": -1, "Telescope-raw": 1, "LogLik": 1, "LogRank": 1,
-                     "Entropy": -1, "Fast-DetectGPT": 1, "Binoculars": -1}
+    assert signs == {"Telescope": 1, "Telescope-ratio": -1, "LogLik": 1, "LogRank": 1,
+                     "Entropy": -1, "Fast-DetectGPT": 1, "Binoculars": -1, "LRR": 1}
+
+
+def test_lrr_guard_when_every_token_has_rank_one():
+    """Every continuation token is the scorer's top choice: sum log rank = 0, so the 1e-6 guard
+    makes the ratio |sum log p| / 1e-6 (finite, large: as machine-like as it gets)."""
+    ids = torch.tensor([[A, A, A]])
+    got, _ = _stat("LRR", ids)
+    assert got == pytest.approx(abs(2 * math.log(0.9)) / 1e-6)
 
 
 def test_detectors_on_a_random_model_match_loops():
@@ -107,7 +122,7 @@ def test_batching_does_not_change_scores():
 
 
 # --------------------------------------------------------------------------------------------
-def test_auroc_and_tpr_match_sklearn():
+def test_auroc_matches_sklearn():
     rng = np.random.default_rng(0)
     for ties in (False, True):
         h, m = rng.normal(0, 1, 57), rng.normal(0.7, 1, 43)
@@ -116,8 +131,19 @@ def test_auroc_and_tpr_match_sklearn():
         y = np.r_[np.zeros(len(h)), np.ones(len(m))]
         s = np.r_[h, m]
         assert metrics.auroc(h, m) == pytest.approx(roc_auc_score(y, s))
-        fpr, tpr, _ = roc_curve(y, s)
-        assert metrics.tpr_at_fpr(h, m, 0.05) == pytest.approx(tpr[fpr <= 0.05].max())
+
+
+def test_tpr_at_5fpr_is_the_authors_rule_by_hand():
+    """Threshold = the linearly interpolated 95th percentile of the human scores; a machine
+    score at or above it counts (the authors' tpr_at_fixed_fpr)."""
+    human = np.arange(21.0)                 # 95th percentile: 0.95 * 20 = 19.0 exactly
+    machine = np.array([19.0, 18.9, 20.0, 25.0])
+    assert metrics.tpr_at_fpr(human, machine, 0.05) == pytest.approx(3 / 4)
+    human = np.arange(20.0)                 # 0.95 * 19 = 18.05: between 18 and 19
+    assert metrics.tpr_at_fpr(human, np.array([18.0, 18.05, 18.1, 30.0]), 0.05) == 3 / 4
+    # no machine score reaches the threshold / all do
+    assert metrics.tpr_at_fpr(human, np.array([1.0, 2.0]), 0.05) == 0.0
+    assert metrics.tpr_at_fpr(human, np.array([19.0, 20.0]), 0.05) == 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,6 +161,9 @@ def test_split_passages_and_repetition_rates():
     pas = data.passages(ids, 3, unk=9, max_unk=1)
     assert pas.tolist() == [[1, 1, 9], [2, 3, 4]]
     assert data.repetition_rate(np.array([1, 1, 2, 2, 3])) == pytest.approx(2 / 4)
+    # only the repeats of one token: "2 2" is one of the 4 positions
+    assert data.repetition_rate(np.array([1, 1, 2, 2, 3]), 2) == pytest.approx(1 / 4)
+    assert data.repetition_rate(np.array([[5, 5, 5], [1, 5, 5]]), 5) == pytest.approx(3 / 4)
     assert data.unigram_repetition_rate(np.array([1, 1, 2])) == pytest.approx(0.25 + .0625 * 2)
 
 
@@ -162,6 +191,28 @@ def test_generate_is_the_shared_cached_sampling():
                top_p=0.95, kv_cache=True)
     b = lms.generate(m, idx[:, :4].numpy(), 8, 3, 0.9, 0.95)
     assert np.array_equal(a.numpy(), b)
+
+
+def test_named_samplings_share_one_stream():
+    """``_machine`` samples with the named entry of params.sampling (the authors' T 1.0 without
+    nucleus by default; the spec's T 0.9, nucleus 0.95 for the variant), from the same
+    random stream, so the two machine texts differ only by the sampler."""
+    from icml26.lm.model import GPT, GPTConfig
+    from icml26.seeding import derive_seed
+
+    cfg = _tiny_cfg()
+    assert cfg["params"]["sampling"]["official"] == {"temperature": 1.0, "top_p": 1.0}
+    d = experiment.prepare(cfg, np.random.default_rng(0))
+    torch.manual_seed(0)
+    m = GPT(GPTConfig(vocab_size=len(d["s0/vocab"]), context=64, d_model=16, n_heads=2,
+                      n_layers=1)).eval()
+    human = d["s0/pydoc/human"].astype(np.int64)
+    for name, (t, p) in (("official", (1.0, 1.0)), ("spec", (0.9, 0.95))):
+        h, mach = experiment._machine(cfg, d, 0, "pydoc", m, name)
+        ref = lms.generate(m, human[:, :8], 40, derive_seed(cfg["paper"], "generate", 0, "pydoc"),
+                           t, p)
+        assert np.array_equal(h, human) and np.array_equal(mach, ref)
+        assert np.array_equal(mach[:, :8], human[:, :8])
 
 
 def test_checkpoints_and_training_are_deterministic():
@@ -194,16 +245,40 @@ def _tiny_cfg():
     return cfg
 
 
+def test_generator_checkpoints_do_not_change_the_generator_and_feed_the_measurement():
+    """Keeping G's checkpoints (for the authors' emergence measurement) copies weights only:
+    G is the same; the measurement gives one row per checkpoint, scored by the final S."""
+    cfg = _tiny_cfg()
+    cfg["params"]["gen_ckpt"]["fracs"] = [0.25, 0.5, 1.0]    # G steps 1, 2, 4 of 4
+    d = experiment.prepare(cfg, np.random.default_rng(0))
+    m0, c0, _ = experiment._train_models(cfg, d, 0, {"G", "S"}, gen_ckpts=False)
+    m1, c1, _ = experiment._train_models(cfg, d, 0, {"G", "S"}, gen_ckpts=True)
+    assert all(torch.equal(a, b) for a, b in zip(m0["G"].state_dict().values(),
+                                                 m1["G"].state_dict().values(), strict=True))
+    assert "G" not in c0 and sorted(c1["G"]) == sorted(cfg["params"]["gen_ckpt"]["fracs"])
+    rows = experiment._gen_checkpoints(cfg, d, 0, "pydoc", c1["G"], m1)
+    assert [(r[0], r[1]) for r in rows] == [(1, 0.25), (2, 0.5), (4, 1.0)]
+    for _step, _frac, m_tppl, h_tppl, auc, rep in rows:
+        assert np.isfinite([m_tppl, h_tppl]).all() and 0 <= auc <= 1 and 0 <= rep <= 1
+    assert len({r[3] for r in rows}) == 1           # the human side: one fixed scorer
+
+
 def test_results_do_not_depend_on_sharding():
     cfg = _tiny_cfg()
     runs = grid.runs(cfg)
     d = experiment.prepare(cfg, np.random.default_rng(0))
     one = [r for r in runs if r.method == "Telescope" and r.setting == "black-box"]
-    s_all, _ = experiment.train(cfg, d, runs)
-    s_one, _ = experiment.train(cfg, d, one)
+    s_all, c_all = experiment.train(cfg, d, runs)
+    s_one, c_one = experiment.train(cfg, d, one)
     k = one[0].key
-    for part in ("human", "machine", "A", "log_ppl_machine"):
+    for part in ("human", "machine", "A", "log_ppl_machine", "rep_pipe_machine"):
         assert np.array_equal(s_all[f"{k}/{part}"], s_one[f"{k}/{part}"])
+    # the authors' emergence measurement too (attached to the black-box Telescope runs)
+    pick = [(r["step"], r["metric"], r["value"]) for r in c_all
+            if r["metric"].startswith("gen_ckpt") and r["method"] == "Telescope"
+            and r["setting"] == "black-box"]
+    assert pick and pick == [(r["step"], r["metric"], r["value"]) for r in c_one
+                             if r["metric"].startswith("gen_ckpt")]
 
 
 SEEDS = (0, 1, 2, 3, 4)
@@ -214,8 +289,8 @@ def _metrics(auroc_tel=0.55, ratio=0.9, rep=(0.02, 0.01)):
     rows = []
     for seed in SEEDS:
         for s in ("white-box", "black-box"):
-            for m in ("Telescope", "Telescope-raw", "LogLik", "LogRank", "Entropy",
-                      "Fast-DetectGPT", "Binoculars"):
+            for m in ("Telescope", "Telescope-ratio", "LogLik", "LogRank", "Entropy",
+                      "Fast-DetectGPT", "Binoculars", "LRR"):
                 tel = m == "Telescope"
                 rows.append({
                     "method": m, "setting": s, "seed": seed,
@@ -284,6 +359,33 @@ def test_failed_seed_in_claim_4_is_named_and_fails_every_seed():
     assert c.parts["20%"].verdict == NOT_REPRODUCED and "3" in c.to_dict()["note"]
 
 
+def test_claim_notes_report_the_variants_and_the_authors_emergence_measurement():
+    """The spec-sampling variant and Telescope-ratio enter C1's note; G-checkpoint rows give
+    the authors' measurement (mean log TPPL per fraction of G's steps) in C4's note and do not
+    change C4's verdict."""
+    cfg = copy.deepcopy(pipeline.resolve("telescope-perplexity", "default"))
+    met = _good_metrics()
+    met = pd.concat([met, met[met["setting"] == "white-box"].assign(
+        setting="white-box-spec-sampling", auroc=0.3)], ignore_index=True)
+    rows = []
+    for seed in SEEDS:
+        for step, frac, v in ((3, 0.05, 4.0), (60, 1.0, 6.0 + seed)):
+            for metric, val in (("gen_ckpt_frac", frac), ("gen_ckpt_log_tppl", v),
+                                ("gen_ckpt_log_tppl_human", 5.0)):
+                rows.append({"method": "Telescope", "setting": "black-box", "seed": seed,
+                             "step": step, "metric": metric, "value": val})
+    cur = pd.concat([_curves(0.1), pd.DataFrame(rows)], ignore_index=True)
+    m, h = claims.gen_checkpoint_table(cur)
+    assert list(m.columns) == [0.05, 1.0] and m[1.0].mean() == pytest.approx(8.0)
+    assert h.mean() == pytest.approx(5.0)
+    out = {c.id: c for c in claims.check(cfg, met, cur)}
+    assert "spec's sampling" in out["C1-headline"].note and "0.300" in out["C1-headline"].note
+    note = out["C4-aversion-early"].note
+    assert "5%: 4.000, 100%: 8.000" in note and "human text: 5.000" in note
+    assert "at 1 of 2 checkpoints (100%)" in note
+    assert out["C4-aversion-early"].verdict == REPRODUCED
+
+
 def test_unigram_cross_entropy_by_hand():
     counts = np.array([3, 1])  # u = (0.75, 0.25)
     ids = np.array([0, 0, 1])
@@ -294,11 +396,12 @@ def test_unigram_cross_entropy_by_hand():
 
 
 def test_smoke_pipeline_end_to_end(tmp_path):
-    out = pipeline.run_inprocess(pipeline.resolve("telescope-perplexity", "smoke"), tmp_path)
+    cfg = pipeline.resolve("telescope-perplexity", "smoke")
+    out = pipeline.run_inprocess(cfg, tmp_path)
     doc = json.loads(out["claims"].read_text())
     assert len(doc["claims"]) == 6
     m = pd.read_csv(out["metrics"])
-    assert len(m) == 14 and m["auroc"].between(0, 1).all()
+    assert len(m) == len(grid.runs(cfg)) and m["auroc"].between(0, 1).all()
     assert set(m.loc[m["method"] == "Binoculars", "forward_passes"]) == {2.0}
     for name in ("detection", "emergence", "log_tau_hist"):
         assert (out["figures"] / f"{name}.png").exists()

@@ -54,10 +54,14 @@ def passages(ids: np.ndarray, length: int, unk: int, max_unk: int) -> np.ndarray
     return win[(win == unk).sum(1) <= max_unk]
 
 
-def repetition_rate(ids: np.ndarray) -> float:
-    """Fraction of positions i >= 1 of a 1-D sequence (or of each row) with s_i = s_{i-1}."""
+def repetition_rate(ids: np.ndarray, token: int | None = None) -> float:
+    """Fraction of positions i >= 1 of a 1-D sequence (or of each row) with s_i = s_{i-1}; with
+    ``token``, only the repeats of that token (s_i = s_{i-1} = token) count."""
     ids = np.atleast_2d(ids)
-    return float((ids[:, 1:] == ids[:, :-1]).mean())
+    hit = ids[:, 1:] == ids[:, :-1]
+    if token is not None:
+        hit &= ids[:, 1:] == token
+    return float(hit.mean())
 
 
 def unigram_repetition_rate(counts: np.ndarray) -> float:

@@ -10,8 +10,11 @@ position j, the log-distribution ``lp[:, j]`` = log p(. | s_0 .. s_j) over the n
 Both are one gather from the same pass.
 
 Every detector returns a raw statistic per text and has a fixed orientation ``sign`` (+1: higher
-means machine, -1: lower means machine), chosen a priori from the spec and never flipped on data;
-``sign * raw`` is the machine-ness score used for AUROC.
+means machine, -1: lower means machine), chosen a priori and never flipped on data; ``sign * raw``
+is the machine-ness score used for AUROC. Telescope, perplexity (LogLik), Binoculars,
+DetectLLM LRR and Fast-DetectGPT take the orientations of the authors' scoring script
+(ChrisNassif/Telescope, scripts/compute_roc_and_f1score_from_metrics.py: only perplexity and
+the Binoculars score are negated, label 1 = machine); the others follow the spec.
 """
 
 from __future__ import annotations
@@ -54,15 +57,18 @@ def log_tppl(lp, ids, start) -> torch.Tensor:
 # the statistics: lps maps a model role ("scorer", "performer") to its log-prob tensor
 # --------------------------------------------------------------------------------------------
 def telescope(lps, ids, start):
-    """Primary Telescope score T(x) = log PPL(x) / log TPPL(x) (INFERRED decision statistic:
-    the abstract gives tau, not how it is aggregated). Lower -> machine."""
+    """Telescope: log TPPL(x) = mean_i -log p(s_i | s_<=i), the plain mean cross-entropy of the
+    current token under the scorer's next-token distribution, not exponentiated and not divided
+    by anything (official: llm_text_detectors.py, ``_compute_telescope_perplexity``). Higher ->
+    machine (the official scoring script does not negate it)."""
+    return log_tppl(lps["scorer"], ids, start)
+
+
+def telescope_ratio(lps, ids, start):
+    """Variant "Telescope-ratio": T(x) = log PPL(x) / log TPPL(x), the spec's INFERRED decision
+    statistic (it appears nowhere in the authors' code). Lower -> machine."""
     lp = lps["scorer"]
     return log_ppl(lp, ids, start) / log_tppl(lp, ids, start)
-
-
-def telescope_raw(lps, ids, start):
-    """Ablation: log TPPL(x) alone. Higher -> machine."""
-    return log_tppl(lps["scorer"], ids, start)
 
 
 def loglik(lps, ids, start):
@@ -98,12 +104,28 @@ def fast_detectgpt(lps, ids, start):
 
 
 def binoculars(lps, ids, start):
-    """Binoculars (Hans et al. 2024), written as the spec gives it: log PPL_S(x) / X-PPL(S, P)
-    with X-PPL = mean_i of -sum_v p_P(v | s_<i) log p_S(v | s_<i). Lower -> machine."""
+    """Binoculars (Hans et al. 2024): log PPL_S(x) / X-PPL with X-PPL = mean_i of
+    -sum_v p_P(v | s_<i) log p_S(v | s_<i). In the authors' roles (llm_text_detectors.py,
+    ``compute_binoculars_score``) the scorer S is the *performer* (it gives the perplexity and
+    the log-probabilities of the cross-entropy) and P the *observer* (it gives the weights
+    p_P). Lower -> machine."""
     qs = predictive(lps["scorer"], start)
     qp = predictive(lps["performer"], start)
     xppl = -(qp.exp() * qs).sum(-1).mean(1)
     return log_ppl(lps["scorer"], ids, start) / xppl
+
+
+def lrr(lps, ids, start):
+    """DetectLLM log-rank ratio (Su et al. 2023), a baseline of the paper's table:
+    |sum_i log p(s_i | s_<i) / (sum_i log rank_i + 1e-6)| over the continuation tokens, rank as
+    in ``logrank`` (official: llm_text_detectors.py, ``_compute_log_rank_ratio``; the 1e-6
+    guards a text whose every token has rank 1). Higher -> machine (not negated officially).
+    The official helper drops the text's last token (targets ids[1:-1]); we score all
+    continuation tokens, as every other detector here does."""
+    lp = lps["scorer"]
+    target = next_token_logp(lp, ids, start)
+    rank = 1 + (predictive(lp, start) > target[..., None]).sum(-1)
+    return (target.sum(1) / (torch.log(rank.to(lp.dtype)).sum(1) + 1e-6)).abs()
 
 
 @dataclass(frozen=True)
@@ -114,13 +136,14 @@ class Detector:
 
 
 DETECTORS = {
-    "Telescope": Detector(telescope, ("scorer",), -1),
-    "Telescope-raw": Detector(telescope_raw, ("scorer",), +1),
+    "Telescope": Detector(telescope, ("scorer",), +1),
+    "Telescope-ratio": Detector(telescope_ratio, ("scorer",), -1),
     "LogLik": Detector(loglik, ("scorer",), +1),
     "LogRank": Detector(logrank, ("scorer",), +1),
     "Entropy": Detector(entropy, ("scorer",), -1),
     "Fast-DetectGPT": Detector(fast_detectgpt, ("scorer",), +1),
     "Binoculars": Detector(binoculars, ("scorer", "performer"), -1),
+    "LRR": Detector(lrr, ("scorer",), +1),
 }
 
 

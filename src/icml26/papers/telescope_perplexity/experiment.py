@@ -2,15 +2,22 @@
 detector scores (train), AUROC / TPR / cost (evaluate).
 
 A run is (detector, setting, seed). A setting fixes the scorer (``generator``: white-box, S = G;
-``reference``: black-box, a separately trained S), the human-text domain and, at full scale, an
-attack on the machine text. Everything a seed needs (topic split, vocabulary, G, S with its
-checkpoints, P, the machine text) derives from (paper, seed) only, so all detectors and
+``reference``: black-box, a separately trained S), the human-text domain, how G samples the
+machine text (``official``: the authors' T = 1.0 without nucleus; ``spec``: the spec's T = 0.9,
+nucleus 0.95, a labelled variant) and, at full scale, an attack on the machine text.
+Everything a seed needs (topic split, vocabulary, G, S with its checkpoints, P, the machine
+text) derives from (paper, seed) only, so all detectors and
 settings of a seed score the very same texts with the very same models (paired comparison),
 and a train job that holds any subset of the runs of a seed rebuilds identical models:
 results do not depend on sharding (default: one train job per seed). The scores come from one
 shared forward pass per model and text set; for the cost claim each detector is also run end
 to end (its own forward passes + statistic) under ``time.process_time`` on the first
 ``time_texts`` human and machine texts, and must reproduce the shared scores there.
+
+The official measurement behind "the signature emerges early in pre-training" (the authors'
+ablations/training/train_pythia_checkpoints.py) is run next to claim 4: checkpoints of the
+*generator* G sample continuations (T = 0.7, nucleus 0.9, as there), and the fully trained
+reference S scores their log TPPL (curves ``gen_ckpt_*`` of the black-box Telescope runs).
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ ROLES = {"generator": "G", "reference": "S", "performer": "P"}
 def setting_of(cfg: dict, name: str) -> dict:
     s = cfg["settings"][name] or {}
     return {"scorer": s.get("scorer", "reference"), "domain": s.get("domain", "pydoc"),
-            "attack": s.get("attack", "none")}
+            "attack": s.get("attack", "none"), "sampling": s.get("sampling", "official")}
 
 
 def domains(cfg: dict) -> list[str]:
@@ -87,9 +94,11 @@ def _arch(p: dict, role: str) -> dict:
     return p[{"G": "generator", "S": "scorer", "P": "performer"}[role]]
 
 
-def _train_models(cfg, data, seed, needed, device=None) -> tuple[dict, dict, dict]:
-    """G, and S (with checkpoints) / P if needed, for one seed: (models, ckpts, val curves),
-    the models on ``device`` (None: the CPU)."""
+def _train_models(cfg, data, seed, needed, device=None, gen_ckpts=False):
+    """G, and S (with checkpoints) / P if needed, for one seed: (models, {role: {fraction:
+    state_dict}}, val curves), the models on ``device`` (None: the CPU). S keeps the
+    checkpoints of ``ckpt_fracs``; G those of ``gen_ckpt.fracs`` if ``gen_ckpts`` (copies of
+    the weights only: G's training is the same either way)."""
     from . import lms
 
     p, paper = cfg["params"], cfg["paper"]
@@ -102,26 +111,72 @@ def _train_models(cfg, data, seed, needed, device=None) -> tuple[dict, dict, dic
             continue
         arch = _arch(p, role)
         model = lms.build(vocab, arch, derive_seed(paper, "init", role, seed), device)
-        fracs = p["ckpt_fracs"] if role == "S" else ()
+        fracs = {"S": p["ckpt_fracs"], "G": p["gen_ckpt"]["fracs"] if gen_ckpts else ()}.get(
+            role, ())
         curve, saved = lms.fit(model, ids, arch, derive_seed(paper, "fit", role, seed),
                                val_ids=val, n_val=int(p["n_val"]), ckpt_fracs=fracs)
         models[role], curves[role] = model, curve
-        if role == "S":
-            ckpts = saved
+        if saved:
+            ckpts[role] = saved
     return models, ckpts, curves
 
 
-def _machine(cfg, data, seed, dom, gen_model) -> tuple[np.ndarray, np.ndarray]:
-    """(human, machine) ids of a domain: machine = human prompt + G's continuation."""
+def _machine(cfg, data, seed, dom, gen_model, sampling="official"):
+    """(human, machine) ids of a domain: machine = human prompt + G's continuation, sampled
+    with the named ``params.sampling`` entry. Every sampling uses the same random stream (paired:
+    only the temperature and nucleus differ)."""
     from . import lms
 
     p = cfg["params"]
+    sp = p["sampling"][sampling]
     human = data[f"s{seed}/{dom}/human"].astype(np.int64)
     n_new = int(p["window"]) - int(p["prompt"])
     machine = lms.generate(gen_model, human[:, : int(p["prompt"])], n_new,
                            derive_seed(cfg["paper"], "generate", seed, dom),
-                           float(p["temperature"]), float(p["top_p"]))
+                           float(sp["temperature"]), float(sp["top_p"]))
     return human, machine
+
+
+def _gen_checkpoints(cfg, data, seed, dom, g_ckpts, models) -> list[tuple]:
+    """The authors' emergence measurement (ablations/training/train_pythia_checkpoints.py): each
+    checkpoint of the generator G continues the prompts of the first ``gen_ckpt.texts`` human
+    passages (T and nucleus of ``gen_ckpt``), and the fully trained reference S scores the
+    continuations' log TPPL. Rows (G step, fraction, mean log TPPL of the samples, mean log
+    TPPL of the same passages' human continuations, AUROC of Telescope between the two,
+    immediate-repeat rate of the samples)."""
+    import copy
+
+    import torch
+
+    from . import detectors as det
+    from . import lms
+
+    p, paper = cfg["params"], cfg["paper"]
+    gc, start = p["gen_ckpt"], int(p["prompt"])
+    human = data[f"s{seed}/{dom}/human"].astype(np.int64)[: int(gc["texts"])]
+    scorer = models["S"]
+    dev = next(scorer.parameters()).device
+
+    def tppl(ids):
+        t = torch.as_tensor(ids, device=dev)
+        return np.concatenate(_batched({"scorer": scorer}, ("scorer",), t, int(p["score_batch"]),
+                                       lambda lps, c: det.log_tppl(lps["scorer"], c, start)
+                                       .double().cpu().numpy()))
+
+    h = tppl(human)
+    model = copy.deepcopy(models["G"])
+    steps = int(p["generator"]["steps"])
+    rows = []
+    for frac in sorted(g_ckpts):
+        model.load_state_dict(g_ckpts[frac])
+        model.eval()
+        machine = lms.generate(model, human[:, :start], int(p["window"]) - start,
+                               derive_seed(paper, "gen_ckpt", seed, dom, frac),
+                               float(gc["temperature"]), float(gc["top_p"]))
+        m = tppl(machine)
+        rows.append((max(1, int(round(frac * steps))), frac, float(m.mean()), float(h.mean()),
+                     auroc(h, m), D.repetition_rate(machine[:, start - 1:])))
+    return rows
 
 
 def _attack(cfg, data, seed, dom, attack, machine) -> np.ndarray:
@@ -178,8 +233,22 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             needed.add("S")
         if any(det.DETECTORS[r.method].roles != ("scorer",) for r in seed_runs):
             needed.add("P")
-        models, ckpts, val_curves = _train_models(cfg, data, seed, needed, dev)
+        # the official emergence measurement needs G's checkpoints and the final S
+        gen_doms = list(dict.fromkeys(
+            s["domain"] for name, s in sets.items() if s["scorer"] == "reference"
+            and s["attack"] == "none" and any(r.method == "Telescope" and r.setting == name
+                                              for r in seed_runs)))
+        c0 = time.process_time()
+        models, ckpts, val_curves = _train_models(cfg, data, seed, needed, dev,
+                                                  gen_ckpts=bool(gen_doms))
+        c1 = time.process_time()
         unigram = data[f"s{seed}/unigram"]
+        vocab = list(data[f"s{seed}/vocab"])
+        marks = {"pipe": vocab.index("|") if "|" in vocab else -1, "unk": len(vocab) - 1}
+        gen_rows = {d: _gen_checkpoints(cfg, data, seed, d, ckpts["G"], models)
+                    for d in gen_doms}
+        c2 = time.process_time()
+        cpu_setting: dict[str, float] = {}
 
         def val_windows(seed):  # the validation ids in S's context (checkpoint losses)
             from icml26.lm.train import eval_windows
@@ -187,19 +256,23 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             return eval_windows(data[f"s{seed}/val_ids"].astype(np.int64),
                                 int(p["scorer"]["context"])).to(dev)
 
-        texts = {dom: _machine(cfg, data, seed, dom, models["G"])
-                 for dom in dict.fromkeys(s["domain"] for s in sets.values())}
+        texts = {(s["domain"], s["sampling"]): _machine(cfg, data, seed, s["domain"],
+                                                        models["G"], s["sampling"])
+                 for s in sets.values()}
+        c3 = time.process_time()
         analysis = {}
         for run in seed_runs:
             s = sets[run.setting]
             roles = {"scorer": models["G" if s["scorer"] == "generator" else "S"],
                      "performer": models.get("P")}
+            t_run = time.process_time()
             if run.setting not in analysis:  # shared by every detector of the setting
-                human, machine = texts[s["domain"]]
+                human, machine = texts[(s["domain"], s["sampling"])]
                 machine = _attack(cfg, data, seed, s["domain"], s["attack"], machine)
                 methods = [r.method for r in seed_runs if r.setting == run.setting]
-                analysis[run.setting] = _analyse(cfg, s, roles, ckpts, models, human, machine,
-                                                 unigram, edges, methods, val_windows(seed))
+                analysis[run.setting] = _analyse(cfg, s, roles, ckpts.get("S", {}), models,
+                                                 human, machine, unigram, edges, methods,
+                                                 val_windows(seed), marks)
             an = analysis[run.setting]
             h_raw, m_raw = an["raw"][run.method]
             # timed: the detector end to end (its own forward passes of every model it needs
@@ -226,12 +299,22 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                 f"{key}/models": np.array(len(det.DETECTORS[run.method].roles)),
             })
             state.update({f"{key}/{name}": v for name, v in an["diag"].items()})
+            cpu_setting[run.setting] = cpu_setting.get(run.setting, 0.0) + \
+                time.process_time() - t_run
             if run.method == "Telescope":  # Fig. 2: histograms of log tau_i
                 for name in ("human", "machine"):
                     curves += [_row(run, b, f"log_tau_hist_{name}", c)
                                for b, c in enumerate(an[f"hist_{name}"])]
             for role, curve in val_curves.items():
                 curves += [_row(run, st, f"val_loss_{role}", v) for st, v in curve]
+            if run.method == "Telescope" and s["scorer"] == "reference" \
+                    and s["attack"] == "none":
+                for step, frac, m_tppl, h_tppl, auc, rr in gen_rows[s["domain"]]:
+                    curves += [_row(run, step, "gen_ckpt_frac", frac),
+                               _row(run, step, "gen_ckpt_log_tppl", m_tppl),
+                               _row(run, step, "gen_ckpt_log_tppl_human", h_tppl),
+                               _row(run, step, "gen_ckpt_auroc", auc),
+                               _row(run, step, "gen_ckpt_rep", rr)]
             for step, frac, a_idx, loss, stats in an["ckpt"]:
                 if run.method in stats:
                     h, m = stats[run.method]
@@ -239,6 +322,10 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                                _row(run, step, "ckpt_auroc", auroc(h, m)),
                                _row(run, step, "ckpt_frac", frac),
                                _row(run, step, "ckpt_val_loss", loss)]
+        # where a seed's CPU goes (job log only: budget decisions)
+        print(f"  seed {seed}: CPU-s models {c1 - c0:.1f}, G-checkpoint measurement "
+              f"{c2 - c1:.1f}, machine text {c3 - c2:.1f}, scoring + timing per setting "
+              + ", ".join(f"{k} {v:.1f}" for k, v in cpu_setting.items()), flush=True)
     return state, curves
 
 
@@ -258,13 +345,14 @@ def _batched(models: dict, roles, ids, batch: int, fn) -> list:
 
 
 def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, methods,
-             val_windows=None) -> dict:
+             val_windows=None, marks=None) -> dict:
     """Everything of one setting that one shared pass per model and text set gives: the raw
     statistic of each of ``methods`` on every text, the scorer diagnostics (log PPL,
     log TPPL, aversion A, log tau histograms, repetition rates) and, for a reference scorer,
     the scorer's checkpoints (Fig. 1 / claim 4): A on human text, the validation loss on
     ``val_windows`` (NaN without them) and the oriented scores of the ``ckpt_detectors``
-    (single-model detectors: one forward pass of the checkpoint)."""
+    (single-model detectors: one forward pass of the checkpoint). ``marks`` names token ids
+    ({"pipe": id of "|", "unk": id of <unk>}) whose immediate repeats are counted apart."""
     import copy
 
     import torch
@@ -301,6 +389,10 @@ def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, metho
         "rep_human": np.array(D.repetition_rate(human[:, start - 1:])),
         "rep_machine": np.array(D.repetition_rate(machine[:, start - 1:])),
     }
+    # how much of the repetition is grid-table pipes ("| |") or "<unk> <unk>" (diagnostic)
+    for name, tok in (marks or {}).items():
+        for who, ids in (("human", human), ("machine", machine)):
+            diag[f"rep_{name}_{who}"] = np.array(D.repetition_rate(ids[:, start - 1:], tok))
     hist = {name: np.histogram(np.clip(t, edges[0], edges[-1] - 1e-9), edges)[0]
             for name, t in (("human", tau_h), ("machine", tau_m))}
     ckpt_rows = []
@@ -351,6 +443,8 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
             "aversion_A": float(state[f"{k}/A"]),
             "rep_human": float(state[f"{k}/rep_human"]),
             "rep_machine": float(state[f"{k}/rep_machine"]),
+            **{f"rep_{n}_{w}": float(state[f"{k}/rep_{n}_{w}"]) for n in ("pipe", "unk")
+               for w in ("human", "machine") if f"{k}/rep_{n}_{w}" in state},
             "log_ppl_human": float(state[f"{k}/log_ppl_human"].mean()),
             "log_ppl_machine": float(state[f"{k}/log_ppl_machine"].mean()),
             "log_tppl_human": float(state[f"{k}/log_tppl_human"].mean()),
@@ -359,6 +453,9 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
         uni = data[f"s{run.seed}/unigram"]
         ids = data[f"s{run.seed}/train_ids"]
         row["corpus_rep_rate"] = D.repetition_rate(ids)
+        vocab = list(data[f"s{run.seed}/vocab"])
+        row["corpus_rep_pipe"] = D.repetition_rate(ids, vocab.index("|")) if "|" in vocab else 0.0
+        row["corpus_rep_unk"] = D.repetition_rate(ids, len(vocab) - 1)
         row["unigram_rep_rate"] = D.unigram_repetition_rate(uni)
         # the validation loss of a unigram model: the plateau claim 4's scorer must leave
         row["unigram_xent"] = D.unigram_cross_entropy(uni, data[f"s{run.seed}/val_ids"])

@@ -1,5 +1,6 @@
-"""Table 1 (detection AUROC, passes, time), Fig. 1 (emergence over S's training), Fig. 2
-(histograms of log tau_i) and the detection bar chart (headline)."""
+"""Table 1 (detection AUROC, passes, time), Fig. 1 (emergence over S's training, and the
+authors' measurement over G's training), Fig. 2 (histograms of log tau_i) and the detection bar
+chart (headline)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from icml26.plotting import (
 )
 
 from . import PROPOSED
-from .claims import BLACK, LL, TEL, WHITE
+from .claims import BLACK, LL, TEL, WHITE, gen_checkpoint_table
 
 
 def _label(cfg, m):
@@ -52,7 +53,7 @@ def detection(cfg, metrics):
 
 
 def emergence(cfg, curves):
-    fig, (ax_a, ax_r) = subplots(1, 2, figsize=(12.4, 3.6))
+    fig, (ax_a, ax_r, ax_g) = subplots(1, 3, figsize=(16.0, 3.6))
     c = curves[(curves["setting"] == BLACK) & curves["metric"].isin(
         ["ckpt_A", "ckpt_auroc", "ckpt_frac"])]
     if len(c):
@@ -75,6 +76,17 @@ def emergence(cfg, curves):
             ax_r.plot(r.index, r.mean(axis=1), "o-", color=colors[m], label=_label(cfg, m),
                       zorder=z)
         ax_r.axhline(0.5, ls=":", color=REFERENCE_COLOR, lw=1)
+    gen = gen_checkpoint_table(curves)
+    if gen is not None:
+        m, h = gen
+        color = method_colors([TEL], PROPOSED)[TEL]
+        ax_g.plot(m.columns, m.to_numpy().T, color=color, lw=0.8, alpha=0.5)
+        ax_g.plot(m.columns, m.mean(axis=0), "o-", color=color, label="G-checkpoint samples")
+        ax_g.axhline(h.mean(), ls="--", color=REFERENCE_COLOR, lw=1, label="human text")
+        legend_outside(ax_g)
+    ax_g.set_xscale("log")
+    ax_g.set_xlabel("fraction of G's training steps")
+    ax_g.set_ylabel("log TPPL under the final S")
     for ax in (ax_a, ax_r):
         ax.set_xscale("log")
         ax.set_xlabel("fraction of S's training steps")
@@ -152,6 +164,9 @@ def tables(cfg, metrics, curves) -> dict:
             "aversion A (scorer, human)": f"{part['aversion_A'].mean():.3f}",
             "repeat rate human": f"{part['rep_human'].mean():.4f}",
             "repeat rate machine": f"{part['rep_machine'].mean():.4f}",
+            # repeats of the grid-table pipe token and of <unk> (no "|" in a markdown header)
+            **{f"{n} repeat rate {w}": f"{part[f'rep_{n}_{w}'].mean():.4f}"
+               for n in ("pipe", "unk") for w in ("human", "machine") if f"rep_{n}_{w}" in part},
             "corpus repeat rate": f"{part['corpus_rep_rate'].mean():.4f}",
             "unigram-implied rate": f"{part['unigram_rep_rate'].mean():.4f}",
             "human texts / seed": f"{part['n_human'].mean():g}",

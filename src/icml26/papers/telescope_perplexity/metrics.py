@@ -16,11 +16,10 @@ def auroc(human: np.ndarray, machine: np.ndarray) -> float:
 
 
 def tpr_at_fpr(human: np.ndarray, machine: np.ndarray, fpr: float = 0.05) -> float:
-    """Largest TPR of a threshold rule ``score >= t -> machine`` whose FPR is <= ``fpr``."""
-    h, m = np.sort(np.asarray(human, float))[::-1], np.asarray(machine, float)
-    k = int(np.floor(fpr * len(h) + 1e-9))         # false positives allowed
-    if k >= len(h):
-        return 1.0
-    # threshold just above the (k+1)-th highest human score: at most k humans above it
-    t = h[k]
-    return float((m > t).mean())
+    """TPR at a fixed FPR as the authors compute it (``tpr_at_fixed_fpr`` in
+    scripts/compute_roc_and_f1score_from_metrics.py): the threshold is the (1 - fpr)
+    percentile of the human scores with linear interpolation, and a machine text counts as
+    detected when its score is >= it."""
+    h, m = np.asarray(human, float), np.asarray(machine, float)
+    t = np.percentile(h, 100.0 * (1.0 - fpr), method="linear")
+    return float((m >= t).mean())
