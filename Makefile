@@ -29,7 +29,7 @@ smoke: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --config scale=smoke
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 budget: $(STAMP)
 	$(BIN)/python -m icml26.budget benchmarks

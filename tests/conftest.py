@@ -1,4 +1,5 @@
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -21,27 +22,30 @@ def repo():
 @pytest.fixture(scope="session")
 def smoke(tmp_path_factory):
     """One smoke-scale snakemake run of every paper, shared by the tests that read it
-    (tests/test_workflow.py, tests/test_figures.py); they must not change its results/."""
+    (tests/test_workflow.py, tests/test_figures.py); they must not change its results/.
+
+    `make test` runs on 2 workers (pytest-xdist, --dist loadfile: a file's tests stay on one
+    worker). The run is built once for all workers: the first to need it builds it under a
+    lock in the folder the workers share, the other waits and reuses it.
+    """
+    import fcntl
     import subprocess
 
-    work = tmp_path_factory.mktemp("smoke")
-    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(work), "-c2", "--config",
-           "scale=smoke"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise AssertionError(
-            f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    work, done = root / "smoke-shared", root / "smoke-shared.done"
+    with open(root / "smoke-shared.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            if work.exists():
+                shutil.rmtree(work)
+            work.mkdir()
+            cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(work), "-c2",
+                   "--config", "scale=smoke"]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise AssertionError(
+                    f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+            done.touch()
     return work
-
-
-# `make test` runs the suite on 2 workers (pytest-xdist, --dist loadgroup). Each test module
-# stays on one worker, so module-scoped fixtures are built once; the modules that read the
-# shared smoke run (the session fixture above) share one worker, so it is built once too.
-SMOKE_MODULES = {"test_workflow", "test_figures"}
-
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        name = item.module.__name__.rsplit(".", 1)[-1]
-        group = "smoke" if name in SMOKE_MODULES else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
