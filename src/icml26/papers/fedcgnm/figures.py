@@ -13,6 +13,7 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     band_style,
     legend_outside,
+    method_label,
     method_style,
     subplots,
 )
@@ -24,10 +25,6 @@ ABLATION = {"fednm": 1, "fedcgnm-g2": 2, "fedcgnm": 3, "fedcgnm-g5": 5, "fedcgnm
 RECALL_METHODS = ("fedavg", "fedavg-cb", "fedcgnm")
 
 
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
-
-
 def _curve(curves, method, setting, metric):
     """seed x step table of one curve."""
     part = curves[(curves["method"] == method) & (curves["setting"] == setting)
@@ -37,7 +34,7 @@ def _curve(curves, method, setting, metric):
 
 def _style(cfg, m):
     st = method_style(m, cfg["methods"], PROPOSED)
-    st["label"] = _label(cfg, m)
+    st["label"] = method_label(cfg, m)
     if m in ("fednm", "fedcgnm-gC", "fedcgnm-g2", "fedcgnm-g5", "fedcgnm-rs", "fedhoo"):
         st["linestyle"] = "--"
     return st
@@ -101,7 +98,7 @@ def groups_ablation(cfg, metrics):
         part = metrics[(metrics["method"] == m) & (metrics["setting"] == setting)]
         if len(part):
             ax.axhline(part["bacc"].mean(), color=REFERENCE_COLOR, ls=ls, lw=1,
-                       label=_label(cfg, m))
+                       label=method_label(cfg, m))
     ax.set_xscale("log")
     ax.set_xticks(xs)
     ax.set_xticklabels([f"{int(x)}" + (" (=C)" if int(x) == c else "") for x in xs])
@@ -194,14 +191,14 @@ def tables(cfg, metrics, curves) -> dict:
                 continue
             r = rtt[(rtt["method"] == m) & (rtt["setting"] == s)]["rounds"]
             rows.append({
-                "method": _label(cfg, m), "setting": s,
+                "method": method_label(cfg, m), "setting": s,
                 "balanced acc": _pm(part["bacc"]), "head acc": _pm(part["head_acc"]),
                 "tail acc": _pm(part["tail_acc"]),
                 "rounds to 90% target": _pm(r),
                 "chosen lr": f"{part['lr'].iloc[0]:g}",
             })
             grids.append({
-                "method": _label(cfg, m), "setting": s,
+                "method": method_label(cfg, m), "setting": s,
                 "final grid (val bacc), [chosen]": _grid_text(curves, m, s,
                                                               float(part["lr"].iloc[0])),
                 "values added": int(part["lr_extensions"].iloc[0]),

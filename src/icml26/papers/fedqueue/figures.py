@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import REFERENCE_COLOR, band_style, legend_outside, method_style, subplots
+from icml26.plotting import (
+    REFERENCE_COLOR,
+    band_style,
+    legend_outside,
+    method_label,
+    method_style,
+    subplots,
+)
 
 from . import PROPOSED
 from .claims import core_settings
 
 ROWS, COLS = ("low", "high"), ("iid", "noniid")
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _methods(cfg, metrics):
@@ -45,7 +48,7 @@ def accuracy_vs_time(cfg, metrics, curves):
             t = table.columns.to_numpy(dtype=float)
             mean, std = table.mean(axis=0).to_numpy(), table.std(axis=0, ddof=0).to_numpy()
             style = method_style(m, methods, PROPOSED)
-            style["label"] = _label(cfg, m)
+            style["label"] = method_label(cfg, m)
             if m.startswith("fedqueue-"):          # ablations dashed (project style)
                 style["linestyle"] = "--"
             ax.plot(t, mean, **style)
@@ -78,7 +81,7 @@ def ttt(cfg, metrics, curves):
                 continue
             x = j + (k - (len(methods) - 1) / 2) * width
             ax.bar(x, v.mean(), width * 0.9, color=style["color"], alpha=0.75,
-                   label=_label(cfg, m) if j == 0 else None, zorder=style["zorder"])
+                   label=method_label(cfg, m) if j == 0 else None, zorder=style["zorder"])
             ax.scatter(np.full(v.size, x), v, s=9, color="black", zorder=style["zorder"] + 1)
     horizons = {float(_param(cfg, s, "horizon")) for s in settings}
     for h in horizons:
@@ -109,7 +112,7 @@ def tables(cfg, metrics, curves) -> dict:
                 continue
             means[m] = float(part["ttt"].mean())
             rows.append({
-                "setting": s, "method": _label(cfg, m),
+                "setting": s, "method": method_label(cfg, m),
                 "TTT (mean)": means[m], "TTT (std)": float(part["ttt"].std(ddof=0)),
                 "censored": int(part["censored"].sum()),
                 "final acc": float(part["final_acc"].mean()),
@@ -123,7 +126,7 @@ def tables(cfg, metrics, curves) -> dict:
             })
         if PROPOSED in means:
             red.append({"setting": s, **{
-                f"1 - TTT(FedQueue)/TTT({_label(cfg, b)})": 1 - means[PROPOSED] / means[b]
+                f"1 - TTT(FedQueue)/TTT({method_label(cfg, b)})": 1 - means[PROPOSED] / means[b]
                 for b in means if b != PROPOSED and means[b] > 0}})
     return {
         "TTT, final accuracy and staleness per method and setting (means over seeds)":

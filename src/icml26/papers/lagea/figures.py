@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import band_style, legend_outside, method_style, subplots
+from icml26.plotting import band_style, legend_outside, method_label, method_style, subplots
 
 from . import PROPOSED
 from .claims import BASELINES, gain_over_best, per_seed
@@ -13,13 +13,9 @@ ABLATIONS = ("LAGEA", "LAGEA-NOKEY", "LAGEA-CONST", "LAGEA-REFLKEY", "LAGEA-SPEC
 VARIANTS = ("LAGEA-REFLKEY", "LAGEA-SPEC", "GOALSIM-DELTA")  # labelled variants: dotted
 
 
-def _label(cfg, method):
-    return cfg["labels"].get(method, method)
-
-
 def _style(cfg, method):
     style = method_style(method, cfg["methods"], PROPOSED)
-    style["label"] = _label(cfg, method)
+    style["label"] = method_label(cfg, method)
     if method in VARIANTS:
         style["linestyle"] = ":"
     elif method in ABLATIONS and method != PROPOSED:
@@ -132,7 +128,7 @@ def tables(cfg, metrics, curves) -> dict:
     rows = []
     for s in cfg["settings"]:
         for method in cfg["methods"]:
-            row = {"setting": s, "method": _label(cfg, method)}
+            row = {"setting": s, "method": method_label(cfg, method)}
             for metric, name in (("final_success", "final success"), ("auc", "success AUC"),
                                  ("episodes_to_50", "episodes to 50%")):
                 row[name] = _mean_sd(per_seed(metrics, method, s, metric))

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from icml26.plotting import band_style, legend_outside, method_style, subplots
+from icml26.plotting import band_style, legend_outside, method_label, method_style, subplots
 
 from . import PROPOSED
 from .claims import DILOCO, DPA, DPM, MULOCO
 
 DP_OF = {DILOCO: DPA, MULOCO: DPM}
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _k_of(cfg, setting) -> int:
@@ -48,13 +44,13 @@ def make(cfg, metrics, curves) -> dict:
     for m in (DILOCO, MULOCO):
         x, mu, sd = _by_k(cfg, metrics, m, "final_val_loss")
         if x.size:
-            style = method_style(m, methods, PROPOSED) | {"label": _label(cfg, m)}
+            style = method_style(m, methods, PROPOSED) | {"label": method_label(cfg, m)}
             ax.errorbar(x, mu, yerr=sd, marker="o", capsize=3, **style)
     for m in (DPA, DPM):
         v = metrics[metrics["method"] == m]["final_val_loss"].to_numpy(dtype=float)
         if v.size:
             color = method_style(m, methods, PROPOSED)["color"]
-            ax.axhline(v.mean(), color=color, ls="--", lw=1.2, label=_label(cfg, m))
+            ax.axhline(v.mean(), color=color, ls="--", lw=1.2, label=method_label(cfg, m))
             ax.axhspan(v.mean() - v.std(), v.mean() + v.std(), color=color, alpha=0.12, lw=0)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("workers K")
@@ -66,7 +62,7 @@ def make(cfg, metrics, curves) -> dict:
     for m in (DILOCO, MULOCO):
         x, mu, sd = _by_k(cfg, metrics, m, "mean_cos")
         if x.size:
-            style = method_style(m, methods, PROPOSED) | {"label": _label(cfg, m)}
+            style = method_style(m, methods, PROPOSED) | {"label": method_label(cfg, m)}
             ax.errorbar(x, mu, yerr=sd, marker="o", capsize=3, **style)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("workers K")
@@ -88,7 +84,7 @@ def make(cfg, metrics, curves) -> dict:
         x = t.columns.to_numpy(dtype=float)
         mu, sd = t.mean(axis=0).to_numpy(), t.std(axis=0, ddof=0).to_numpy()
         style = method_style(m, methods, PROPOSED)
-        style["label"] = _label(cfg, m) + (f" (K={_k_of(cfg, big)})" if m in DP_OF else "")
+        style["label"] = method_label(cfg, m) + (f" (K={_k_of(cfg, big)})" if m in DP_OF else "")
         if m not in DP_OF:
             style["linestyle"] = "--"
         ax.plot(x, mu, **style)
@@ -111,7 +107,7 @@ def tables(cfg, metrics, curves) -> dict:
             if not len(part):
                 continue
             loss = part["final_val_loss"]
-            row = {"method": _label(cfg, m), "setting": s,
+            row = {"method": method_label(cfg, m), "setting": s,
                    "K": int(part["K"].iloc[0]),
                    "loss (mean)": float(loss.mean()), "loss (std)": float(loss.std(ddof=0))}
             if m in DP_OF:

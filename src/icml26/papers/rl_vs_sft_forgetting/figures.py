@@ -8,6 +8,7 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
@@ -17,10 +18,6 @@ from .claims import MIXTURE, POLICY
 from .experiment import setting_params
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _methods_in(cfg, frame, setting):
@@ -51,7 +48,7 @@ def forgetting_tradeoff(cfg, curves):
                 continue
             ax.plot(t["new_acc"], t["old_acc"], ls="--" if m.endswith("-spec") else "-",
                     marker=MARKERS[cfg["methods"].index(m) % len(MARKERS)], ms=3,
-                    color=colors[m], lw=2.2 if m == PROPOSED else 1.4, label=_label(cfg, m),
+                    color=colors[m], lw=2.2 if m == PROPOSED else 1.4, label=method_label(cfg, m),
                     zorder=method_zorder(m, PROPOSED))
             base = (t["new_acc"].iloc[0], t["old_acc"].iloc[0])
         if base is not None:
@@ -90,7 +87,7 @@ def mixture_densities(cfg, curves):
                 w1, w2, q = mixture.component_densities(nat[None, :], ys[None, :], "direct")
                 ax.fill_between(ys, q[0], color=colors[m], alpha=0.25, lw=0)
                 ax.plot(ys, q[0], color=colors[m], lw=1.4)
-                ax.set_title(f"{_label(cfg, m).split(' (')[0]}, it {step}\n"
+                ax.set_title(f"{method_label(cfg, m).split(' (')[0]}, it {step}\n"
                              f"Acc(T')={t.loc[step, 'old_acc']:.2f} Acc(T)="
                              f"{t.loc[step, 'new_acc']:.2f} π={t.loc[step, 'pi']:.2f}",
                              fontsize=8)
@@ -123,7 +120,7 @@ def tables(cfg, metrics, curves) -> dict:
     for setting in _part_settings(cfg, ("policy", "sequence")):
         for m in _methods_in(cfg, metrics, setting):
             r = metrics[(metrics["method"] == m) & (metrics["setting"] == setting)]
-            rows.append({"setting": setting, "method": _label(cfg, m),
+            rows.append({"setting": setting, "method": method_label(cfg, m),
                          "new acc (final)": _ms(r["new_acc_final"]),
                          "step reaching 0.9": _ms(r["step_matched"]),
                          "drop at matched acc": _ms(r["drop_matched"]),
@@ -140,7 +137,7 @@ def tables(cfg, metrics, curves) -> dict:
         for m in _methods_in(cfg, metrics, setting):
             r = metrics[(metrics["method"] == m) & (metrics["setting"] == setting)]
             rows.append({"setting": setting, "slow factor": p["slow_factor"],
-                         "target mode": p["target_mean"], "method": _label(cfg, m),
+                         "target mode": p["target_mean"], "method": method_label(cfg, m),
                          "Acc(T') final": _ms(r["old_acc_final"]),
                          "Acc(T) final": _ms(r["new_acc_final"]),
                          "pi final": _ms(r["pi_final"]),

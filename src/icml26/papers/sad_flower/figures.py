@@ -8,6 +8,7 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     pyplot,
     subplots,
@@ -35,10 +36,6 @@ def _plain_log(ax):
     ax.yaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
     ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_minor_formatter(NullFormatter())
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _methods(cfg, metrics):
@@ -71,7 +68,7 @@ def examples(cfg, curves):
             px = _series(curves, m, setting, seed, f"ex{i}/px")
             py = _series(curves, m, setting, seed, f"ex{i}/py")
             if len(px):
-                ax.plot(px, py, "-o", ms=2, color=colors[m], label=_label(cfg, m),
+                ax.plot(px, py, "-o", ms=2, color=colors[m], label=method_label(cfg, m),
                         lw=2.0 if m == PROPOSED else 1.2, zorder=method_zorder(m, PROPOSED))
         px = _series(curves, "FM", setting, seed, f"ex{i}/px")
         g = _series(curves, "FM", setting, seed, f"ex{i}/goal")
@@ -110,7 +107,7 @@ def prescribed_time(cfg, curves):
                 z = method_zorder(m, PROPOSED)
                 ax.plot(t[keep], val.mean(axis=1)[keep], color=colors[m],
                         lw=2.2 if m == PROPOSED else 1.3,
-                        label=_label(cfg, m) if row == 0 else None, zorder=z)
+                        label=method_label(cfg, m) if row == 0 else None, zorder=z)
                 ax.fill_between(t[keep], val.min(axis=1)[keep], val.max(axis=1)[keep],
                                 color=colors[m], alpha=0.12, lw=0, zorder=z - 0.5)
             ax.axvline(float(params["tau_on"]), color=REFERENCE_COLOR, ls=":")
@@ -171,7 +168,7 @@ def tables(cfg, metrics, curves):
     for s in cfg["settings"]:
         for m in _methods(cfg, metrics):
             part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
-            row = {"setting": s, "method": _label(cfg, m)}
+            row = {"setting": s, "method": method_label(cfg, m)}
             for col, name in TABLE_COLUMNS.items():
                 v = part[col].to_numpy(float)
                 if not np.all(np.isfinite(v)):  # diverged plans (gradient guidance)

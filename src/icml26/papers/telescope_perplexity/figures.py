@@ -12,16 +12,13 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
 
 from . import PROPOSED
 from .claims import BLACK, LL, TEL, WHITE, gen_checkpoint_table
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def _settings(cfg, metrics):
@@ -73,7 +70,7 @@ def emergence(cfg, curves):
                 continue
             z = method_zorder(m, PROPOSED)
             ax_r.plot(r.index, r.to_numpy(), color=colors[m], lw=0.8, alpha=0.5, zorder=z)
-            ax_r.plot(r.index, r.mean(axis=1), "o-", color=colors[m], label=_label(cfg, m),
+            ax_r.plot(r.index, r.mean(axis=1), "o-", color=colors[m], label=method_label(cfg, m),
                       zorder=z)
         ax_r.axhline(0.5, ls=":", color=REFERENCE_COLOR, lw=1)
     gen = gen_checkpoint_table(curves)
@@ -134,7 +131,7 @@ def tables(cfg, metrics, curves) -> dict:
 
     rows = []
     for m in cfg["methods"]:
-        row = {"detector": _label(cfg, m)}
+        row = {"detector": method_label(cfg, m)}
         for s in _settings(cfg, metrics):
             part = metrics[(metrics["method"] == m) & (metrics["setting"] == s)]
             if not len(part):

@@ -12,16 +12,13 @@ from icml26.plotting import (
     REFERENCE_COLOR,
     legend_outside,
     method_colors,
+    method_label,
     method_zorder,
     subplots,
 )
 
 from . import PROPOSED
 from .geometry import dyadic_scales, lower_frame_bound
-
-
-def _label(cfg, m):
-    return cfg.get("labels", {}).get(m, m)
 
 
 def s1_rotation(cfg, metrics):
@@ -40,7 +37,7 @@ def s1_rotation(cfg, metrics):
             ax.bar(k + off, v.mean(), width, yerr=v.std() if len(v) > 1 else None,
                    color=colors[m], alpha=1.0 if hatch is None else 0.55, hatch=hatch,
                    edgecolor="black", linewidth=0.5, capsize=2, zorder=method_zorder(m, PROPOSED))
-    ax.set_xticks(range(len(methods)), [textwrap.fill(_label(cfg, m), 14) for m in methods])
+    ax.set_xticks(range(len(methods)), [textwrap.fill(method_label(cfg, m), 14) for m in methods])
     ax.set_yscale("log")
     ax.set_ylabel("test relMSE (S1)")
     ax.bar(0, 0, color="white", edgecolor="black", label="aligned (solid)")
@@ -90,7 +87,7 @@ def tables(cfg, metrics, curves) -> dict:
 
     rows = []
     for m in cfg["methods"]:
-        row = {"method": _label(cfg, m)}
+        row = {"method": method_label(cfg, m)}
         for s, p in cfg["settings"].items():
             if "data" in (p or {}):   # shares another setting's clouds: reported under it
                 continue
