@@ -81,3 +81,11 @@ def test_import_clock_times_imports_made_inside_functions(tmp_path, monkeypatch)
     import json
     record = json.loads(usage.read_text())
     assert record["startup_cpu_s"] == 1.0 and record["cpu_s"] >= 0.4
+
+
+def test_start_up_goal_is_judged_at_default_only(tmp_path, capsys):
+    _bench(tmp_path / "smoke" / "p" / "train_all.tsv", 2.0, 0.0)
+    _usage(tmp_path / "smoke" / "p" / "train_all.tsv", 2.0, 1.5)
+    budget.main([str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "start-up at smoke: 75.0% of 2 CPU-s\n" in out and "goal" not in out
