@@ -84,16 +84,7 @@ class Batcher:
         """Inputs x (B, T), targets y (B, T) and a float mask of the answer targets."""
         seqs = [[BOS] + encode(p) + encode(a) + [EOS] for p, a in zip(prompts, answers,
                                                                      strict=True)]
-        starts = [1 + len(p) for p in prompts]
-        T = max(len(s) for s in seqs) - 1
-        x = np.full((len(seqs), T), PAD)
-        y = np.full((len(seqs), T), PAD)
-        m = np.zeros((len(seqs), T))
-        for k, (s, st) in enumerate(zip(seqs, starts, strict=True)):
-            x[k, : len(s) - 1] = s[:-1]
-            y[k, : len(s) - 1] = s[1:]
-            m[k, st - 1: len(s) - 1] = 1.0        # targets from the first answer token on
-        return self._tensors(x, y, m)
+        return self._padded(seqs, [1 + len(p) for p in prompts])
 
     def rollouts(self, prompts: list[str], ids: np.ndarray):
         """As `pairs`, for sampled answer ids (B, L): each answer's tokens up to and including
@@ -105,6 +96,11 @@ class Batcher:
             ans = list(row[: stop[0] + 1]) if stop.size else list(row)
             seqs.append([BOS] + encode(p) + [int(a) for a in ans])
             starts.append(1 + len(p))
+        return self._padded(seqs, starts)
+
+    def _padded(self, seqs, starts):
+        """Padded next-token inputs and targets of token sequences, and the answer mask: the
+        targets from each sequence's first answer token (index ``start``) on."""
         T = max(len(s) for s in seqs) - 1
         x = np.full((len(seqs), T), PAD)
         y = np.full((len(seqs), T), PAD)
