@@ -123,12 +123,18 @@ def test_tangent_transport_rotates_with_the_cloud():
                   ).max() < 1e-10
 
 
-def test_lazy_operators_spectrum_row_sym_similarity_and_normal_kernel():
+def _sym_and_row_operators():
+    """A 2-cloud batch, its kNN adjacency W and the symmetric and row-normalised vector
+    operators of its full transport."""
     X, _ = _cloud(n=2)
     M, O, _ = _frames(X)
     W = M.astype(float)
     T = geo.transport_full(O, M)
-    Qs, Qr = geo.vector_operator(W, T, "sym"), geo.vector_operator(W, T, "row")
+    return X, W, geo.vector_operator(W, T, "sym"), geo.vector_operator(W, T, "row")
+
+
+def test_lazy_operators_spectrum_row_sym_similarity_and_normal_kernel():
+    X, W, Qs, Qr = _sym_and_row_operators()
     assert np.abs(Qs - Qs.transpose(0, 2, 1)).max() < 1e-14
     ev = np.linalg.eigvalsh(Qs)
     assert ev.min() >= -1e-12 and ev.max() <= 1 + 1e-12
@@ -166,11 +172,7 @@ def test_scales_apply_matches_explicit_powers_and_dyadic_squaring():
 
 
 def test_frame_ratio_bounds_exact_extremes_and_degree_weighted_norm():
-    X, _ = _cloud(n=2)
-    M, O, _ = _frames(X)
-    W = M.astype(float)
-    T = geo.transport_full(O, M)
-    Qs, Qr = geo.vector_operator(W, T, "sym"), geo.vector_operator(W, T, "row")
+    X, W, Qs, Qr = _sym_and_row_operators()
     dy = geo.dyadic_scales(4)
     lam = np.linspace(0, 1, 200001)
     poly = (1 - lam) ** 2 + lam**32 + sum((lam ** (2 ** (j - 1)) - lam ** (2**j)) ** 2
