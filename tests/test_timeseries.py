@@ -266,3 +266,25 @@ def test_fit_recovers_a_linear_map_and_restores_the_best_validation_state():
         restored = torch.nn.functional.mse_loss(lin(X[:64]), Y[:64]).item()
     assert restored == pytest.approx(best, rel=1e-5)
     assert models.count_parameters(lin.parameters()) == 5
+
+
+def test_fit_takes_the_same_steps_as_torch_adam_per_group():
+    g = torch.Generator().manual_seed(3)
+    X, Y = torch.randn(64, 1, 4, generator=g), torch.randn(64, 1, 2, generator=g)
+    torch.manual_seed(0)
+    ours = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    ref = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2))
+    ref.load_state_dict(ours.state_dict())
+    groups = [{"params": ours[0].parameters(), "lr": 0.01}, {"params": ours[1].parameters()}]
+    models.fit(ours, groups, X, Y, steps=5, batch=16, generator=torch.Generator().manual_seed(1),
+               lr=0.003)
+    opt = torch.optim.Adam([{"params": ref[0].parameters(), "lr": 0.01},
+                            {"params": ref[1].parameters()}], lr=0.003)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(5):
+        idx = torch.randint(0, 64, (16,), generator=gen)
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(ref(X[idx]), Y[idx]).backward()
+        opt.step()
+    for a, b in zip(ours.parameters(), ref.parameters(), strict=True):
+        assert torch.allclose(a, b, atol=1e-6)

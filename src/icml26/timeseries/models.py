@@ -11,7 +11,8 @@ time) and a forecast is (B, C, H). Forecasters are channel-independent unless sa
 - Adapters, each an exact no-op when initialised: `LoRALinear` (Hu et al., ICLR 2022; B = 0),
   `FrequencyAdapter` (top-k FFT filter and harmonic extrapolation; gates start at 0),
   `ChannelAdapter` (attention across channels; output layer starts at 0).
-- `fit`: Adam on random minibatches with optional early stopping on a validation set.
+- `fit`: Adam (written out, as torch.optim.Adam) on random minibatches with optional early
+  stopping on a validation set.
 """
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
+
+from icml26.rl.optim import Adam
 
 
 def revin_normalise(x: torch.Tensor, eps: float = 1e-5):
@@ -258,7 +261,8 @@ def fit(forward, param_groups, X: torch.Tensor, Y: torch.Tensor, *, steps: int, 
     else:
         groups = [{"params": param_groups}]
     tensors = [p for g in groups for p in g["params"]]
-    opt = torch.optim.Adam(groups, lr=lr)
+    # written-out Adam, one per group: torch.optim would import torch._dynamo (~2 CPU-s a job)
+    opts = [Adam(g["params"], lr=g.get("lr", lr)) for g in groups]
     history = {"train_loss": [], "val_steps": [], "val_mse": [], "best_step": steps}
     best, best_state = math.inf, None
 
@@ -278,11 +282,13 @@ def fit(forward, param_groups, X: torch.Tensor, Y: torch.Tensor, *, steps: int, 
     for step in range(1, steps + 1):
         idx = torch.randint(0, n, (batch,), generator=generator).to(X.device)
         loss = F.mse_loss(forward(X[idx]), Y[idx])
-        opt.zero_grad(set_to_none=True)
+        for opt in opts:
+            opt.zero_grad()
         loss.backward()
         if clip:
             torch.nn.utils.clip_grad_norm_(tensors, clip)
-        opt.step()
+        for opt in opts:
+            opt.step()
         history["train_loss"].append(loss.item())
         if checking and (step % eval_every == 0 or step == steps):
             validate(step)
