@@ -13,7 +13,7 @@ import pytest
 
 from icml26 import grid, pipeline, registry, seeding
 
-TORCH_PAPERS = ["castle", "clasp", "cofrgenets", "cyber-reward-sparsity", "muloco",
+TORCH_PAPERS = ["castle", "chatsfm", "clasp", "cofrgenets", "cyber-reward-sparsity", "muloco",
                 "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl", "smac",
                 "telescope-perplexity", "vdw-gnn"]
 

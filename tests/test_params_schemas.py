@@ -38,6 +38,7 @@ CASES = {
     "fedqueue": ("local_steps", "fedbuff_buffer"),
     "rl-vs-sft-forgetting": ("match_acc", ("policy", "steps")),
     "nested-dro": ("lr", "steps"),
+    "chatsfm": ("top_k", "steps"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)
