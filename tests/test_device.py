@@ -15,7 +15,7 @@ from icml26 import grid, pipeline, registry, seeding
 
 TORCH_PAPERS = ["castle", "chatsfm", "clasp", "cofrgenets", "cyber-reward-sparsity", "muloco",
                 "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl", "smac",
-                "telescope-perplexity", "vdw-gnn"]
+                "telecomts", "telescope-perplexity", "vdw-gnn"]
 
 
 class Reached(Exception):
@@ -32,6 +32,13 @@ def tiny_config(slug: str) -> dict:
         cfg["params"]["sequence"] = {**cfg["params"]["sequence"], "prompts": 8, "d_model": 16,
                                      "heads": 2, "pretrain_steps": 1, "batch": 8, "steps": 1,
                                      "log_every": 1}
+        return cfg
+    if slug == "telecomts":
+        # smoke is FEAT-GBM only (the spec's smoke); the CNN runs from default on
+        cfg = pipeline.resolve(slug, "default")
+        cfg["seeds"] = [0]
+        cfg["params"].update(n_train_normal=20, n_train_per_type=5, n_test_normal=10,
+                             n_test_per_type=2, cnn_epochs=1)
         return cfg
     if slug != "sim2real-safe-metarl":
         return pipeline.resolve(slug, "smoke")

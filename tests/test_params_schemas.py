@@ -39,6 +39,7 @@ CASES = {
     "rl-vs-sft-forgetting": ("match_acc", ("policy", "steps")),
     "nested-dro": ("lr", "steps"),
     "chatsfm": ("top_k", "steps"),
+    "telecomts": ("ridge_alpha", "cnn_epochs"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)
