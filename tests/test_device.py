@@ -15,7 +15,7 @@ from icml26 import grid, pipeline, registry, seeding
 
 TORCH_PAPERS = ["castle", "chatsfm", "clasp", "cofrgenets", "cyber-reward-sparsity", "muloco",
                 "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl", "smac",
-                "telecomts", "telescope-perplexity", "vdw-gnn"]
+                "std-former", "telecomts", "telescope-perplexity", "vdw-gnn"]
 
 
 class Reached(Exception):

@@ -40,6 +40,7 @@ CASES = {
     "nested-dro": ("lr", "steps"),
     "chatsfm": ("top_k", "steps"),
     "telecomts": ("ridge_alpha", "cnn_epochs"),
+    "std-former": ("tau_frac", "steps"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)
