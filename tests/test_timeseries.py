@@ -288,3 +288,26 @@ def test_fit_takes_the_same_steps_as_torch_adam_per_group():
         opt.step()
     for a, b in zip(ours.parameters(), ref.parameters(), strict=True):
         assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_encoder_attention_is_the_written_out_softmax_with_its_mask():
+    torch.manual_seed(0)
+    layer = models.EncoderLayer(8, 2, 16)
+    h = torch.randn(3, 5, 8)
+    mask = torch.triu(torch.ones(5, 5, dtype=torch.bool), 1)  # causal: no look at later tokens
+
+    def reference(m):
+        def split(t):
+            return t.view(3, 5, 2, 4).transpose(1, 2)
+        q, k, v = split(layer.q(h)), split(layer.k(h)), split(layer.v(h))
+        att = q @ k.transpose(-2, -1) / 2.0
+        if m is not None:
+            att = att.masked_fill(m, float("-inf"))
+        return layer.o((torch.softmax(att, -1) @ v).transpose(1, 2).reshape(3, 5, 8))
+
+    for m in (None, mask):
+        assert torch.allclose(layer.attention(h, m), reference(m), atol=1e-6)
+    # with the causal mask the first token's output ignores every later token
+    h2 = h.clone()
+    h2[:, 1:] += 1.0
+    assert torch.allclose(layer.attention(h2, mask)[:, 0], layer.attention(h, mask)[:, 0])
