@@ -14,7 +14,7 @@ import pytest
 from icml26 import grid, pipeline, registry, seeding
 
 TORCH_PAPERS = ["castle", "chatsfm", "clasp", "cofrgenets", "cyber-reward-sparsity", "muloco",
-                "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl", "smac",
+                "pro-dyn", "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl", "smac",
                 "std-former", "telecomts", "telescope-perplexity", "vdw-gnn"]
 
 

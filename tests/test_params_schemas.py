@@ -41,6 +41,7 @@ CASES = {
     "chatsfm": ("top_k", "steps"),
     "telecomts": ("ridge_alpha", "cnn_epochs"),
     "std-former": ("tau_frac", "steps"),
+    "pro-dyn": ("lr", "steps"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)
