@@ -42,6 +42,7 @@ CASES = {
     "telecomts": ("ridge_alpha", "cnn_epochs"),
     "std-former": ("tau_frac", "steps"),
     "pro-dyn": ("lr", "steps"),
+    "ia-sft": ("n_labelled", "rounds"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)
