@@ -13,9 +13,9 @@ import pytest
 
 from icml26 import grid, pipeline, registry, seeding
 
-TORCH_PAPERS = ["castle", "chatsfm", "clasp", "cofrgenets", "cyber-reward-sparsity", "muloco",
-                "pro-dyn", "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl", "smac",
-                "std-former", "telecomts", "telescope-perplexity", "vdw-gnn"]
+TORCH_PAPERS = ["castle", "chatsfm", "clasp", "cofrgenets", "cyber-reward-sparsity", "lamp",
+                "muloco", "pro-dyn", "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl",
+                "smac", "std-former", "telecomts", "telescope-perplexity", "time-peft", "vdw-gnn"]
 
 
 class Reached(Exception):

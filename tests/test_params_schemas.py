@@ -43,6 +43,8 @@ CASES = {
     "std-former": ("tau_frac", "steps"),
     "pro-dyn": ("lr", "steps"),
     "ia-sft": ("n_labelled", "rounds"),
+    "lamp": ("lm_band", "overfit_steps"),
+    "time-peft": ("top_k", "steps"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)

@@ -112,6 +112,12 @@ def test_detection_pd_fa_hand_case():
     assert out["false_pixels"] == 3 and out["fa"] == pytest.approx(3 / 200)
     assert metrics.components(masks[1])[1] == 1
     assert metrics.components(masks[1], connectivity=4)[1] == 2
+    cube = np.zeros((3, 3, 3), dtype=bool)
+    cube[0, 0, 0] = cube[1, 1, 1] = True  # corner-touching voxels: one component only in 26
+    assert metrics.count_components(cube)[1] == 1
+    assert metrics.count_components(cube, connectivity=4)[1] == 2
+    with pytest.raises(ValueError, match="4 or 8"):
+        metrics.count_components(cube, connectivity=6)
     none = metrics.detect(np.zeros((1, 4, 4), dtype=bool), [np.zeros((0, 2))])
     assert np.isnan(none["pd"]) and none["fa"] == 0
 

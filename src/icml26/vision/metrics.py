@@ -4,8 +4,6 @@ from __future__ import annotations
 import numpy as np
 from scipy import ndimage
 
-EIGHT = np.ones((3, 3), dtype=bool)
-
 
 def iou(pred, gt) -> float:
     """Dataset-level IoU: total intersection over total union of all maps (1 when both empty)."""
@@ -39,10 +37,19 @@ def cohen_kappa(pred, truth) -> float:
     return float((po - pe) / (1 - pe)) if pe < 1 else 1.0
 
 
+def count_components(mask: np.ndarray, connectivity: int = 8):
+    """Connected components of a mask of any dimension: (labels, n). connectivity 8 joins every
+    touching neighbour (8 in 2-D, 26 in 3-D); 4 joins faces only (4 in 2-D, 6 in 3-D)."""
+    if connectivity not in (4, 8):
+        raise ValueError(f"connectivity must be 4 or 8, got {connectivity}")
+    mask = np.asarray(mask, dtype=bool)
+    structure = ndimage.generate_binary_structure(mask.ndim, mask.ndim if connectivity == 8 else 1)
+    return ndimage.label(mask, structure=structure)
+
+
 def components(mask: np.ndarray, connectivity: int = 8):
     """Connected components of a 2-D mask: (labels, n, centroids (n, 2) in (y, x))."""
-    structure = EIGHT if connectivity == 8 else None
-    labels, n = ndimage.label(np.asarray(mask, dtype=bool), structure=structure)
+    labels, n = count_components(mask, connectivity)
     centroids = np.array(ndimage.center_of_mass(np.ones_like(labels), labels, range(1, n + 1)))
     return labels, n, centroids.reshape(-1, 2)
 
