@@ -45,6 +45,7 @@ CASES = {
     "ia-sft": ("n_labelled", "rounds"),
     "lamp": ("lm_band", "overfit_steps"),
     "time-peft": ("top_k", "steps"),
+    "hmer-schema": ("artifact_prob", "n_per_category"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)
