@@ -310,3 +310,227 @@ def test_bad_params_value_names_the_key(cfg):
     bad = {**cfg, "settings": {"gbm": {"model": "svm", "tasks": ["rca"]}}}
     with pytest.raises(ConfigError, match="model"):
         check_params(bad, REPO / "config")
+
+
+# ------------------------------------------------------------------ full profile: long traces
+def _tiny_full(seconds=300.0, seeds=(0,)):
+    """The full profile's new settings (localisation, PatchTST-like) on a tiny config."""
+    cfg = pipeline.resolve("telecomts", "full")
+    p = {**cfg["params"], "n_train_normal": 10, "n_train_per_type": 8, "n_test_normal": 5,
+         "n_test_per_type": 5, "loc_trace_s": seconds, "loc_train_traces": 2,
+         "loc_val_traces": 1, "loc_test_traces": 1, "loc_excerpt_s": 60.0, "pt_epochs": 1,
+         "gbm_max_bins": 31}
+    return {**cfg, "params": p, "seeds": list(seeds),
+            "settings": {k: v for k, v in cfg["settings"].items()
+                         if k in ("loc", "patchtst")}}
+
+
+def test_anomaly_process_is_the_official_one():
+    rng = np.random.default_rng(0)
+    iv = np.array(gen.anomaly_intervals(rng, 300 * 3600.0, 60.0, 24.0))     # 300 hours
+    onset, end, typ = iv[:, 0], iv[:, 1], iv[:, 2].astype(int)
+    assert (end > onset).all() and (onset[1:] > end[:-1]).all()             # never overlap
+    assert onset[-1] < 300 * 3600.0
+    gap, dur = onset - np.r_[0.0, end[:-1]], end - onset
+    assert abs(gap.mean() - 60.0) < 2.0 and abs(dur.mean() - 24.0) < 1.0
+    assert gap.mean() > 2 * dur.mean()                                       # 60 s vs 24 s
+    assert np.allclose(np.bincount(typ, minlength=10) / len(typ), 0.1, atol=0.015)  # uniform
+    # official labels: steps with onset <= k / 10 <= end
+    assert gen.interval_steps(1.25, 2.0, 100) == (13, 20)
+    assert gen.interval_steps(9.93, 9.97, 1000)[1] < gen.interval_steps(9.93, 9.97, 1000)[0]
+
+
+def test_tiny_trace_locates_anomalies_in_seconds_since_onset():
+    p = {**pipeline.resolve("telecomts", "full")["params"], "loc_gap_s": 30.0}
+    L = 36000
+    tr = gen.trace(np.random.default_rng(1), L, p)
+    x0, starts = gen.session_trace(np.random.default_rng(1), L, p["loc_session_s"], p)
+    assert len(starts) > 3                                   # the session changes along it
+    steps = [gen.interval_steps(a, b, L) for a, b in zip(tr["onset_s"], tr["end_s"],
+                                                         strict=True)]
+    covered = np.zeros(L, int)
+    for (a, b), k in zip(steps, tr["itype"], strict=True):
+        covered[a:b + 1] += 1
+        assert (b < a) or (tr["type"][a:b + 1] == k).all()
+    assert covered.max() == 1                                 # intervals never overlap
+    assert np.array_equal(tr["type"] >= 0, covered > 0)
+    normal = tr["type"] < 0
+    assert np.array_equal(tr["x"][:, normal], x0[:, normal])   # only anomalous steps change
+    # faulty RF filter: RSRP drifts by c dB per SECOND since onset (c in [-0.5, -0.2]), with
+    # no offset at the onset; fitted on each long enough type-3 interval
+    fits = []
+    for (a, b), k, on in zip(steps, tr["itype"], tr["onset_s"], strict=True):
+        if k == 3 and b - a > 100:
+            el = np.arange(a, b + 1) / gen.HZ - on
+            assert 0.0 <= el[0] < 0.1
+            d = tr["x"][gen.K["RSRP"], a:b + 1] - x0[gen.K["RSRP"], a:b + 1]
+            keep = tr["x"][gen.K["RSRP"], a:b + 1] > -135.0       # not at the clip
+            slope, icpt = np.polyfit(el[keep], d[keep], 1)
+            fits.append((slope, icpt))
+    assert fits
+    for slope, icpt in fits:
+        assert -0.55 < slope < -0.15 and abs(icpt) < 1.0
+
+
+def test_per_step_f1_and_point_adjusted_f1_by_hand():
+    from sklearn.metrics import f1_score
+
+    label = np.array([0, 1, 1, 1, 0, 0, 1, 1, 0, 0], bool)
+    pred = np.array([0, 0, 1, 0, 0, 1, 0, 0, 0, 0], bool)
+    # per step: tp 1, fp 1, fn 4 -> 2 / 7; point-adjusted: the first segment has a hit, so
+    # all 3 of its steps count: tp 3, fp 1, fn 2 -> 6 / 9
+    assert np.array_equal(mt.point_adjust(label, pred)[0],
+                          [0, 1, 1, 1, 0, 1, 0, 0, 0, 0])
+    out = mt.localisation(label, pred.astype(float), 0.5)
+    assert np.isclose(out["loc_f1"], 2 / 7) and np.isclose(out["loc_f1_pa"], 2 / 3)
+    assert np.isclose(out["loc_f1"], f1_score(label, pred))
+    assert np.isclose(out["loc_precision"], 0.5) and np.isclose(out["loc_recall"], 0.2)
+    # segments never cross traces: a hit at the end of trace 0 does not adjust trace 1
+    lab2 = np.array([[0, 0, 1], [1, 1, 0]], bool)
+    pr2 = np.array([[0, 0, 1], [0, 0, 0]], bool)
+    assert np.array_equal(mt.point_adjust(lab2, pr2), pr2)
+    assert np.isnan(mt.localisation(label, np.full(10, np.nan), 0.5)["loc_f1"])
+
+
+def test_sliding_windows_labels_and_step_scores_by_hand():
+    from icml26.papers.telecomts import localise as loc
+
+    z = np.arange(20.0).reshape(1, 2, 10)
+    w, starts = loc.cut(z, 4, 2)
+    assert starts.tolist() == [0, 2, 4, 6] and w.shape == (4, 2, 4)
+    assert np.array_equal(w[1, 1], z[0, 1, 2:6])
+    anom = np.array([[0, 0, 0, 1, 1, 1, 0, 0, 0, 0]], bool)
+    assert loc.window_labels(anom, starts, 4, 0.5).tolist() == [0, 1, 1, 0]
+    s = loc.step_scores(np.array([[1.0, 0.0, 0.0, 1.0]]), starts, 4, 10)
+    assert np.allclose(s, [[1, 1, 0.5, 0.5, 0, 0, 0.5, 0.5, 1, 1]])
+    thr, f1 = loc.choose_threshold(anom, np.array([[0, 0, .1, .9, .8, .7, .2, 0, 0, 0]]),
+                                   np.array([0.3, 0.5, 0.75]))
+    assert thr == 0.3 and f1 == 1.0
+    # a choice on the grid's edge extends it (halving towards 0)
+    thr, _ = loc.choose_threshold(anom, np.array([[0, 0, 0, .1, .1, .1, 0, 0, 0, 0]]),
+                                  np.array([0.2, 0.5]))
+    assert thr == 0.05
+
+
+def test_seed_traces_are_deterministic_and_match_the_process():
+    from icml26.papers.telecomts import localise as loc
+
+    cfg = _tiny_full(seconds=600.0)
+    a, b = loc.seed_traces(cfg, 0), loc.seed_traces(cfg, 0)
+    for split in loc.SPLITS:
+        assert np.array_equal(a[split][0], b[split][0])
+        assert a[split][0].shape == (cfg["params"][f"loc_{split}_traces"], 12, 6000)
+    assert a["stats"] == b["stats"] and 0.05 < a["stats"]["loc_anom_frac"] < 0.6
+
+
+# ------------------------------------------------------------------ full profile: transformer
+def _pt_params(**kw):
+    return {"pt_patch": 16, "pt_stride": 8, "pt_d_model": 16, "pt_heads": 2, "pt_d_ff": 32,
+            "pt_layers": 1, "pt_d_out": 4, "pt_dropout": 0.2, "pt_lr": 3e-3, "pt_batch": 32,
+            "pt_epochs": 12, **kw}
+
+
+def test_revin_on_makes_the_transformer_scale_invariant():
+    import torch
+
+    from icml26.papers.telecomts.patchtst import PatchRCA
+
+    torch.manual_seed(0)
+    x = torch.randn(6, 3, 64)
+    a = torch.tensor([7.0, 0.3, 2.0])[None, :, None]
+    b = torch.tensor([-3.0, 5.0, 0.5])[None, :, None]
+    out = {}
+    for revin in (True, False):
+        torch.manual_seed(1)
+        m = PatchRCA(3, 64, 0, 4, _pt_params(), revin).eval()
+        with torch.no_grad():
+            out[revin] = (m(x), m(a * x + b))
+    assert torch.allclose(*out[True], atol=1e-4)                # RevIN: invariant logits
+    assert (out[False][0] - out[False][1]).abs().max() > 1e-2   # no RevIN: scale matters
+
+
+def test_transformer_sees_a_level_only_without_revin():
+    import torch
+
+    from icml26.papers.telecomts.cnn import predict_proba
+    from icml26.papers.telecomts.patchtst import train_patchtst
+
+    torch.set_num_threads(1)
+    z, y = _level_task(n=240, T=64)
+    dev = torch.device("cpu")
+    acc = {}
+    for revin in (False, True):
+        model, losses = train_patchtst(z[:160], None, y[:160], 2, _pt_params(), revin, 0,
+                                       np.random.default_rng(0), dev)
+        acc[revin] = (predict_proba(model, z[160:], None, dev).argmax(1) == y[160:]).mean()
+        if not revin:
+            assert losses[-1] < losses[0]
+            _, again = train_patchtst(z[:160], None, y[:160], 2, _pt_params(), revin, 0,
+                                      np.random.default_rng(0), dev)
+            assert again == losses                             # same seed, same run
+    assert acc[False] > 0.9 and acc[True] < 0.7
+
+
+def test_full_profile_runs_end_to_end_on_a_tiny_config(tmp_path):
+    import torch
+
+    from icml26 import plotting
+    from icml26.grid import runs as grid_runs
+    from icml26.papers.telecomts import figures
+
+    torch.set_num_threads(1)
+    cfg = _tiny_full()
+    check_params(cfg, REPO / "config")
+    runs = grid_runs(cfg)
+    state, curves = experiment.train(cfg, {}, runs)
+    curves = pd.DataFrame(curves)
+    rows = experiment.evaluate(cfg, {}, runs, state, curves)
+    m = pd.DataFrame([{**r.as_dict(), **row} for r, row in zip(runs, rows, strict=True)])
+    loc_rows = m[m["setting"] == "loc"]
+    assert len(loc_rows) == 3 and not any(c.startswith("trace_") for c in m.columns)
+    for col in ("loc_f1", "loc_f1_pa", "loc_auroc", "loc_threshold"):
+        assert loc_rows[col].between(0, 1).all(), col
+    assert (loc_rows["loc_f1_pa"] >= loc_rows["loc_f1"] - 1e-12).all()   # PA never lowers F1
+    pt = m[m["setting"] == "patchtst"]
+    assert pt["rca_macro_f1"].between(0, 1).all() and pt["patchtst_loss_rca_final"].gt(0).all()
+    plotting.pyplot()
+    figs = figures.make(cfg, m, curves)
+    assert set(figs) == set(cfg["figures"])
+    assert len([ax for ax in figs["full_profile"].axes if ax.axison]) == 3
+    from test_figures import legends_over_data, proposed_below_baselines, small_texts
+
+    fig = figs["full_profile"]
+    plotting.save(fig, tmp_path / "full_profile.png")          # the house style at full too
+    assert not small_texts(fig) and not legends_over_data(fig)
+    assert not proposed_below_baselines(fig)
+    titles = list(figures.tables(cfg, m, curves))
+    assert sum(t.startswith("Full profile") for t in titles) == 3
+    for fig in figs.values():
+        plotting.pyplot().close(fig)
+
+
+def test_full_profile_figure_says_so_below_full(cfg):
+    from icml26 import plotting
+    from icml26.papers.telecomts import figures
+
+    m = pd.DataFrame([{"method": x, "setting": "gbm", "seed": 0, "rca_macro_f1": 0.5}
+                      for x in ("raw", "inst", "inst-scale")])
+    plotting.pyplot()
+    fig = figures.full_profile(cfg, m, pd.DataFrame(columns=["method", "setting", "seed",
+                                                             "step", "metric", "value"]))
+    texts = " ".join(t.get_text() for ax in fig.axes for t in ax.texts)
+    assert "Full profile only" in texts and "scale=smoke" in texts
+    assert not any(t.startswith("Full profile") for t in figures.full_profile_tables(cfg, m))
+    plotting.pyplot().close(fig)
+
+
+def test_full_profile_settings_are_validated():
+    full = pipeline.resolve("telecomts", "full")
+    check_params(full, REPO / "config")
+    assert {"loc", "patchtst"} <= set(full["settings"])
+    bad = {**full, "settings": {"cnn": {"model": "cnn", "tasks": ["localisation"]}}}
+    with pytest.raises(ConfigError, match="tasks"):
+        check_params(bad, REPO / "config")
+    bad = {**full, "params": {**full["params"], "loc_stride": 0}}
+    with pytest.raises(ConfigError, match="loc_stride"):
+        check_params(bad, REPO / "config")

@@ -42,7 +42,10 @@ def _mean(s) -> float:
 
 
 def _settings(cfg, model):
-    return [s for s, p in cfg["settings"].items() if p["model"] == model]
+    """Settings of a model family on the window tasks (detection / RCA); the full profile's
+    localisation setting (traces, no claim of the spec) is left out."""
+    return [s for s, p in cfg["settings"].items()
+            if p["model"] == model and set(p["tasks"]) & {"detection", "rca"}]
 
 
 def _fmt_means(metrics, setting, col):

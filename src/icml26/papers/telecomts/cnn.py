@@ -27,12 +27,13 @@ def train_cnn(x: np.ndarray, scale, y: np.ndarray, n_classes: int, p: dict, init
               batch_rng: np.random.Generator, device):
     """Fit one CNN; weights drawn on the CPU from ``init_seed`` then moved to ``device``.
     Returns (model, mean training loss per epoch)."""
+    from icml26.rl.optim import Adam  # written out: torch.optim imports torch._dynamo (~2 CPU-s)
     from icml26.seeding import seed_torch
 
     seed_torch(init_seed)
     model = WindowCNN(x.shape[1], int(p["cnn_hidden"]), 0 if scale is None else scale.shape[1],
                       n_classes).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=float(p["cnn_lr"]))
+    opt = Adam(model.parameters(), lr=float(p["cnn_lr"]))
     xt = torch.as_tensor(x, dtype=torch.float32).to(device)
     st = None if scale is None else torch.as_tensor(scale, dtype=torch.float32).to(device)
     yt = torch.as_tensor(y, dtype=torch.long).to(device)

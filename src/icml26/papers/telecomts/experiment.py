@@ -2,11 +2,13 @@
 evaluate (metrics from the stored test predictions).
 
 A run is (representation, model setting, seed): methods are the representations RAW / INST /
-INST+SCALE, settings the model families (FEAT-GBM, CNN) with the tasks each runs. The data of
-a seed (TelecomTS-mini train / test windows, control windows) derive from
-derive_seed(paper, stream, seed) only, so every representation and model of a seed sees the
-same windows (paired comparisons) and a job regenerates them bit for bit. torch is imported
-only when a shard holds CNN runs; evaluate is numpy.
+INST+SCALE, settings the model families (FEAT-GBM, CNN; at full also the PatchTST-like
+transformer, where the representation picks RevIN off / on / on + scale tokens) with the tasks
+each runs. The data of a seed (TelecomTS-mini train / test windows, control windows, and at
+full the 1-hour traces of the localisation task) derive from derive_seed(paper, stream, seed)
+only, so every representation and model of a seed sees the same data (paired comparisons) and
+a job regenerates them bit for bit. torch is imported only when a shard holds CNN or
+transformer runs; evaluate is numpy.
 """
 
 from __future__ import annotations
@@ -16,12 +18,16 @@ import numpy as np
 from icml26.seeding import derive_seed
 
 from . import generator as gen
+from . import localise as loc
 from . import metrics as mt
 from . import probe
 from .represent import fit_raw, gbm_inputs, instance, log_transform, raw, represent
 
-TASKS = ("detection", "rca")
+TASKS = ("detection", "rca", "localisation")
+WINDOW_TASKS = ("detection", "rca")       # tasks on independent windows
+TORCH_MODELS = ("cnn", "patchtst")
 N_CLASSES = {"detection": 2, "rca": len(gen.TYPES)}
+EXCERPT = "trace_"                         # curve rows of the localisation figure's excerpt
 
 
 def P(cfg):
@@ -98,6 +104,73 @@ def _cnn(cfg, run, task, ztr, str_, ytr, zte, ste, device):
     return predict_proba(model, zte, ste, device), curves
 
 
+def _patchtst(cfg, run, task, z_tr, ytr, z_te, device):
+    """The PatchTST-like classifier on RAW windows; the run's representation picks RevIN off
+    (raw), on (inst) or on with the scale scalars before the head (inst-scale)."""
+    from .cnn import predict_proba
+    from .patchtst import train_patchtst
+
+    p = P(cfg)
+    revin = run.method != "raw"
+    scale_tr = scale_te = None
+    if run.method == "inst-scale":
+        scale_tr = represent(z_tr, "inst-scale", float(p["inst_eps"]), float(p["scale_eps"]))[1]
+        scale_te = represent(z_te, "inst-scale", float(p["inst_eps"]), float(p["scale_eps"]))[1]
+    model, losses = train_patchtst(
+        z_tr, scale_tr, ytr, N_CLASSES[task], p, revin,
+        run.rng_seed(cfg["paper"], f"patchtst-init-{task}"),
+        np.random.default_rng(run.rng_seed(cfg["paper"], f"patchtst-batches-{task}")), device)
+    curves = [{"metric": f"patchtst_loss_{task}", "step": e + 1, "value": v}
+              for e, v in enumerate(losses)]
+    return predict_proba(model, z_te, scale_te, device), curves
+
+
+def localisation(cfg, run, traces, caches) -> tuple[dict, list[dict]]:
+    """FEAT-GBM window detector on the training traces of a seed, per-step scores on the
+    validation traces (threshold chosen there) and on the test traces (stored for evaluate).
+    ``caches`` keeps the standardiser, windows and features of the seed across the
+    representations. Returns (state arrays without the run prefix, curve rows)."""
+    p = P(cfg)
+    T, stride = int(p["T"]), int(p["loc_stride"])
+    eps_i, eps_s = float(p["inst_eps"]), float(p["scale_eps"])
+    if "win" not in caches:
+        std = fit_raw(traces["train"][0])
+        win = {}
+        for split in loc.SPLITS:
+            x, typ = traces[split]
+            w, starts = loc.cut(raw(x, std), T, stride)
+            win[split] = (w, starts, typ >= 0)
+        caches["win"] = win
+        caches["feat"] = {split: {} for split in loc.SPLITS}
+    win, feat = caches["win"], caches["feat"]
+    f = {split: gbm_inputs(win[split][0], run.method, eps_i, eps_s, feat[split])
+         for split in loc.SPLITS}
+    w_tr, starts, anom_tr = win["train"]
+    ytr = loc.window_labels(anom_tr, starts, T, float(p["loc_label_frac"]))
+    n_val = len(f["val"])
+    proba, rows = _gbm(cfg, run, "localisation", f["train"], ytr,
+                       np.concatenate([f["val"], f["test"]]))
+    L = anom_tr.shape[1]
+    score = {}
+    for split, part in (("val", proba[:n_val, 1]), ("test", proba[n_val:, 1])):
+        n_tr = win[split][2].shape[0]
+        score[split] = loc.step_scores(part.reshape(n_tr, -1), starts, T, L)
+    thr, val_f1 = loc.choose_threshold(win["val"][2], score["val"], loc.threshold_grid(p))
+    state = {"localisation/score": score["test"],
+             "localisation/label": win["test"][2].astype(np.int8),
+             "localisation/threshold": np.asarray(thr),
+             "localisation/val_f1": np.asarray(val_f1),
+             "localisation/win_pos_frac": np.asarray(float(ytr.mean()))}
+    state.update({f"extra/{k}": np.asarray(v) for k, v in traces["stats"].items()})
+    if run.seed == cfg["seeds"][0]:        # an excerpt of the first test trace for the figure
+        n = min(L, int(round(float(p["loc_excerpt_s"]) * gen.HZ)))
+        rows += [{"metric": f"{EXCERPT}score", "step": k, "value": float(v)}
+                 for k, v in enumerate(score["test"][0, :n])]
+        rows += [{"metric": f"{EXCERPT}label", "step": k, "value": float(v)}
+                 for k, v in enumerate(win["test"][2][0, :n])]
+    return state, rows
+
+
 def seed_extras(cfg, seed, train, test, cache=None) -> dict:
     """Per-seed quantities that do not depend on the representation: the forecasting probe,
     the data-property checks and the INST premise (mean / s.d. features constant)."""
@@ -141,7 +214,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
     curves: list[dict] = []
     eps_i, eps_s = float(p["inst_eps"]), float(p["scale_eps"])
     device = None
-    if any(cfg["settings"][r.setting]["model"] == "cnn" for r in runs):
+    if any(cfg["settings"][r.setting]["model"] in TORCH_MODELS for r in runs):
         import torch
 
         from icml26.seeding import torch_device
@@ -149,14 +222,27 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
         torch.set_num_threads(1)
         device = torch_device(cfg["device"])
     for seed in sorted({r.seed for r in runs}):
-        train_d, test_d = seed_data(cfg, seed)
+        seed_runs = [r for r in runs if r.seed == seed]
+        windows = any(t in WINDOW_TASKS for r in seed_runs
+                      for t in cfg["settings"][r.setting]["tasks"])
+        train_d, test_d = seed_data(cfg, seed) if windows else (None, None)
         feats: dict = {}
         cache_tr: dict = {}
         cache_te: dict = {}
         extras = None
-        for run in [r for r in runs if r.seed == seed]:
+        traces, loc_caches = None, {}
+        for run in seed_runs:
             setting = cfg["settings"][run.setting]
             for task in setting["tasks"]:
+                if task == "localisation":
+                    if setting["model"] != "gbm":
+                        raise ValueError(f"setting {run.setting!r}: localisation runs with "
+                                         "model gbm only")
+                    traces = traces or loc.seed_traces(cfg, seed)
+                    st, rows = localisation(cfg, run, traces, loc_caches)
+                    state.update({f"{run.key}/{k}": v for k, v in st.items()})
+                    curves += [{**run.as_dict(), **r} for r in rows]
+                    continue
                 itr, ytr = task_rows(train_d, task)
                 ite, yte = task_rows(test_d, task)
                 if setting["model"] == "gbm":
@@ -166,6 +252,9 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
                             gbm_inputs(test_d["z"], run.method, eps_i, eps_s, cache_te))
                     ftr, fte = feats[run.method]
                     proba, rows = _gbm(cfg, run, task, ftr[itr], ytr, fte[ite])
+                elif setting["model"] == "patchtst":
+                    proba, rows = _patchtst(cfg, run, task, train_d["z"][itr], ytr,
+                                            test_d["z"][ite], device)
                 else:
                     ztr, str_ = represent(train_d["z"][itr], run.method, eps_i, eps_s)
                     zte, ste = represent(test_d["z"][ite], run.method, eps_i, eps_s)
@@ -174,7 +263,8 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict[str, np.ndarray], lis
                 state[f"{run.key}/{task}/y"] = yte
                 state[f"{run.key}/{task}/full"] = test_d["full"][ite]
                 curves += [{**run.as_dict(), **r} for r in rows]
-            if setting["model"] == "gbm":   # the probe and data checks, once per seed
+            if setting["model"] == "gbm" and any(t in WINDOW_TASKS for t in setting["tasks"]):
+                # the probe and data checks, once per seed
                 extras = extras or seed_extras(cfg, seed, train_d, test_d, cache_te)
                 for k, v in extras.items():
                     state[f"{run.key}/extra/{k}"] = np.asarray(v)
@@ -187,6 +277,14 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
     for run in runs:
         row: dict = {}
         for task in cfg["settings"][run.setting]["tasks"]:
+            if task == "localisation":
+                thr = float(state[f"{run.key}/localisation/threshold"])
+                row.update(mt.localisation(state[f"{run.key}/localisation/label"],
+                                           state[f"{run.key}/localisation/score"], thr))
+                row["loc_threshold"] = thr
+                row["loc_val_f1"] = float(state[f"{run.key}/localisation/val_f1"])
+                row["loc_win_pos_frac"] = float(state[f"{run.key}/localisation/win_pos_frac"])
+                continue
             proba = state[f"{run.key}/{task}/proba"]
             y, full = state[f"{run.key}/{task}/y"], state[f"{run.key}/{task}/full"]
             if task == "detection":
@@ -203,7 +301,7 @@ def evaluate(cfg: dict, data: dict, runs: list, state: dict, curves) -> list[dic
         row.update({k[len(prefix):]: float(v) for k, v in state.items() if k.startswith(prefix)})
         part = curves[(curves["method"] == run.method) & (curves["setting"] == run.setting)
                       & (curves["seed"] == run.seed)]
-        for metric in sorted(set(part["metric"])):
+        for metric in sorted(m for m in set(part["metric"]) if not m.startswith(EXCERPT)):
             vals = part.loc[part["metric"] == metric, "value"].to_numpy(float)
             row[metric if metric.startswith("gbm_iters") else f"{metric}_final"] = float(vals[-1])
         out.append(row)

@@ -266,3 +266,74 @@ def control_windows(rng: np.random.Generator, n: int, T: int) -> np.ndarray:
     amps = np.broadcast_to([10.0, 3.0], (n, 2))
     season = sinusoids(np.arange(T), periods, amps, 2 * np.pi * start[:, None] / periods)
     return season + ar1(rng, n, T, 0.8, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Long continuous traces (full profile): the official anomaly process on a normal trace whose
+# session changes along the way.
+def anomaly_intervals(rng: np.random.Generator, length_s: float, gap_s: float, dur_s: float,
+                      n_types: int = len(TYPES)) -> list[tuple[float, float, int]]:
+    """(onset s, end s, type) of the anomalies of one trace, as the official process draws
+    them (anomaly_timestamps_sim.generate_anomalies with lambda_occurrence 60 / h and
+    lambda_resolution 150 / h): from the end of the previous anomaly (or the trace start) wait
+    Exp(mean ``gap_s``), stop if that onset is past the trace's last timestamp, last
+    Exp(mean ``dur_s``), type uniform. The next gap starts at this end, so intervals never
+    overlap; the last one may run past the trace end (truncated)."""
+    out, now = [], 0.0
+    while True:
+        onset = now + rng.exponential(gap_s)
+        if onset >= length_s:
+            return out
+        end = onset + rng.exponential(dur_s)
+        out.append((onset, end, int(rng.integers(n_types))))
+        now = end
+
+
+def interval_steps(onset: float, end: float, n_steps: int) -> tuple[int, int]:
+    """First and last step (inclusive) of an interval on the 10 Hz grid: the official labels
+    mark the timestamps with onset <= time <= end. Returns (a, b) with b < a if no step."""
+    a = int(np.ceil(onset * HZ - 1e-9))
+    b = min(int(np.floor(end * HZ + 1e-9)), n_steps - 1)
+    return a, b
+
+
+def session_trace(rng: np.random.Generator, n_steps: int, session_s: float, p: dict):
+    """One normal trace (12, n_steps) in physical units made of consecutive sessions (each its
+    own traffic regime and radio baseline, the spec's normal generator) whose lengths are
+    Exp(mean ``session_s``) seconds (INFERRED; at least one step). Returns (x, session starts)."""
+    starts = [0]
+    while starts[-1] < n_steps:
+        starts.append(starts[-1] + max(1, int(round(HZ * rng.exponential(session_s)))))
+    starts = np.array(starts[:-1])
+    lens = np.diff(np.r_[starts, n_steps])
+    sess = normal_windows(rng, len(lens), {**p, "T": int(lens.max())})
+    x = np.concatenate([sess[i, :, :n] for i, n in enumerate(lens)], axis=1)
+    return x, starts
+
+
+def trace(rng: np.random.Generator, n_steps: int, p: dict) -> dict:
+    """A continuous trace of ``n_steps`` at 10 Hz with anomalies located in time.
+
+    Normal sessions change along the trace (``session_trace``); anomalies follow the official
+    process (``anomaly_intervals`` with ``loc_gap_s`` and ``loc_dur_s``) and are injected with
+    the same catalogue as the windows, every effect a function of the seconds elapsed since
+    its onset (step k of an anomaly starting at s seconds has elapsed k / 10 - s). Returns x
+    (12, n_steps), type (n_steps,) with -1 for normal steps, and the intervals as arrays
+    onset_s, end_s, itype (including any that covers no step).
+    """
+    x, _ = session_trace(rng, n_steps, float(p["loc_session_s"]), p)
+    length_s = (n_steps - 1) / HZ
+    iv = anomaly_intervals(rng, length_s, float(p["loc_gap_s"]), float(p["loc_dur_s"]))
+    label = np.full(n_steps, -1, dtype=np.int64)
+    for onset, end, k in iv:
+        a, b = interval_steps(onset, end, n_steps)
+        if b < a:
+            continue
+        t = (np.arange(a, b + 1) / HZ - onset)[None]
+        seg = x[None, :, a:b + 1].copy()
+        inject(rng, seg, np.array([k]), t, np.ones(t.shape, dtype=bool), p)
+        x[:, a:b + 1] = seg[0]
+        label[a:b + 1] = k
+    arr = np.array(iv, dtype=float).reshape(-1, 3)
+    return {"x": x, "type": label, "onset_s": arr[:, 0], "end_s": arr[:, 1],
+            "itype": arr[:, 2].astype(np.int64)}
