@@ -46,6 +46,7 @@ CASES = {
     "lamp": ("lm_band", "overfit_steps"),
     "time-peft": ("top_k", "steps"),
     "hmer-schema": ("artifact_prob", "n_per_category"),
+    "cryoace": ("k_test", "epochs"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)
