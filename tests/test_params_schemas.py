@@ -47,6 +47,7 @@ CASES = {
     "time-peft": ("top_k", "steps"),
     "hmer-schema": ("artifact_prob", "n_per_category"),
     "cryoace": ("k_test", "epochs"),
+    "codemamba": ("lr_grid", "steps"),
     "muloco": ("H", "val_windows"),
 }
 SLUGS = list(CASES)
