@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from icml26 import grid, io
-from icml26.config import resolve_paper, validate_workflow_config
+from icml26.config import CATALOG_SLUGS, available_papers, resolve_paper, validate_workflow_config
 from icml26.errors import ArtifactError, ConfigError
 
 
@@ -61,6 +61,11 @@ def test_every_run_has_enough_seeds(cfgdir, scale):
     ({"shard_by": ["gpu"]}, ["shard_by", "method, setting, seed"]),
 ])
 def test_bad_workflow_config_gives_one_clear_line(cfgdir, override, words):
+    if override.get("papers") == ["UNBUILT"]:  # a catalog paper without a config yet
+        unbuilt = [s for s in CATALOG_SLUGS if s not in available_papers(cfgdir)]
+        if not unbuilt:
+            pytest.skip("every catalog paper is built")
+        override = {"papers": unbuilt[:1]}
     with pytest.raises(ConfigError) as info:
         wf(cfgdir, **override)
     message = str(info.value)
