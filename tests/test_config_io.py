@@ -53,7 +53,7 @@ def test_every_run_has_enough_seeds(cfgdir, scale):
 @pytest.mark.parametrize("override, words", [
     ({"scale": "huge"}, ["scale", "smoke, default, full"]),
     ({"papers": ["nope"]}, ["unknown paper 'nope'", "available papers"]),
-    ({"papers": ["cryoace"]}, ["not implemented yet"]),
+    ({"papers": ["UNBUILT"]}, ["not implemented yet"]),
     ({"sead": 3}, ["unknown key 'sead'", "allowed keys"]),
     ({"seeds": ["a"]}, ["seeds", "integer"]),
     ({"seeds": [-1]}, ["seeds"]),
