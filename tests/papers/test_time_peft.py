@@ -14,12 +14,12 @@ from icml26.claims import NOT_REPRODUCED, REPRODUCED
 from icml26.errors import ConfigError
 from icml26.papers.time_peft import claims, peft
 from icml26.papers.time_peft import data as D
-from icml26.timeseries.models import FrequencyAdapter, add_lora
+from icml26.timeseries.models import ChannelAdapter, FrequencyAdapter, add_lora
 
 P = {"lookback": 16, "horizon": 4, "patch_len": 4, "d_model": 8, "n_heads": 2, "d_ff": 16,
      "n_layers": 1, "head_lr": 1e-3, "adapter_lr": 2e-3, "lora_rank": 2, "lora_alpha": 4.0,
      "top_k": 3, "n_recent": 4, "d_adapter": 8, "steps": 20, "batch": 4, "eval_every": 5,
-     "eval_chunk": 8}
+     "eval_chunk": 8, "cache_mb": 64.0}
 
 
 # ------------------------------------------------------------------------------ complexities
@@ -74,6 +74,57 @@ def test_grid_levels_order_the_designed_coupling():
     assert mc["none"] < 0.02 < 0.05 < mc["high"]
     ett = D.target_series(np.random.default_rng(3), {"kind": "ett", "M": "none"}, p)
     assert np.isfinite(ett).all()
+
+
+AMP = {"channels": 6, "length": 3000, "amplitude": [0.3, 1.0], "noise_phi": 0.5,
+       "noise_sd": 0.2, "rw_phi": 0.95, "rw_sd": 0.3, "lag_range": [4, 10], "ett_shifts": 2}
+
+
+def test_equal_variance_rule_gives_every_level_the_same_seasonal_variance():
+    # the common variance: 12 sinusoids with amplitudes U(0.3, 1), E[a^2] / 2 each
+    mean_sq = np.mean(np.random.default_rng(0).uniform(0.3, 1.0, 10**6) ** 2)
+    assert D.seasonal_variance(AMP) == pytest.approx(12 * mean_sq / 2, rel=1e-2)
+    assert D.seasonal_variance(AMP) == pytest.approx(12 * 0.973 / 2.1 / 2, rel=1e-12)
+    # without noise, coupling or driver a target channel is its seasonal sum alone
+    quiet = {**AMP, "noise_sd": 0.0, "rw_sd": 0.0}
+    var = {}
+    for rule in D.AMPLITUDE_RULES:
+        for T in ("low", "mid", "high"):
+            x = D.target_series(np.random.default_rng(4), {"T": T, "M": "none"},
+                                {**quiet, "amplitude_rule": rule})
+            var[rule, T] = x.var(axis=1)
+        # both rules see the same draws: equal-variance only rescales each channel
+        ratio = D.target_series(np.random.default_rng(4), {"T": "mid", "M": "none"},
+                                {**quiet, "amplitude_rule": "equal-variance"}) / \
+            D.target_series(np.random.default_rng(4), {"T": "mid", "M": "none"},
+                            {**quiet, "amplitude_rule": "per-sinusoid"})
+        assert np.allclose(ratio, ratio[:, :1])
+    for T in ("low", "mid", "high"):
+        assert np.allclose(var["equal-variance", T], D.seasonal_variance(AMP), rtol=1e-9)
+    # the first reading: the seasonal power grows with the number of sinusoids
+    per = [var["per-sinusoid", T].mean() for T in ("low", "mid", "high")]
+    assert per[0] < per[1] < per[2] and per[2] > 5 * per[0]
+    with pytest.raises(ValueError, match="amplitude_rule"):
+        D.target_series(np.random.default_rng(4), {"T": "low", "M": "none"},
+                        {**AMP, "amplitude_rule": "loud"})
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tc_rises_with_the_t_level_under_equal_variance_only(seed):
+    """The grid's premise on fixed seeds: under equal variance TC(T-low) < TC(T-mid) <
+    TC(T-high) at every M level; under per-sinusoid amplitudes T-low's lone sinusoid is buried
+    in the noise and has the highest TC at M-mid and M-high."""
+    for M in ("none", "mid", "high"):
+        tc = {}
+        for rule in D.AMPLITUDE_RULES:
+            for T in ("low", "mid", "high"):
+                x = D.target_series(np.random.default_rng(seed), {"T": T, "M": M},
+                                    {**AMP, "amplitude_rule": rule})
+                tc[rule, T] = D.temporal_complexity(x[:, :1800], 256).mean()
+        assert tc["equal-variance", "low"] < tc["equal-variance", "mid"] \
+            < tc["equal-variance", "high"], M
+        if M != "none":
+            assert tc["per-sinusoid", "low"] > tc["per-sinusoid", "high"], M
 
 
 def test_windows_are_normalised_by_their_lookback_and_eval_horizons_lie_in_the_split():
@@ -142,6 +193,22 @@ def test_stacked_frequency_adapter_equals_the_shared_module_per_run():
         assert torch.allclose(out[r], bb.decode(bb.encode(z_in)) + y_freq, atol=1e-5)
 
 
+def test_stacked_channel_adapter_equals_the_shared_module_per_run():
+    bb = _bb()
+    m = peft.Method("time-peft-nofreq", bb, 2, 4, P, [1, 2], "cpu")
+    with torch.no_grad():
+        for v in m.params.values():
+            v.copy_(torch.randn_like(v))
+    z = torch.randn(2, 3, 4, 16)
+    out = m.forward(m.params, z)
+    for r in range(2):
+        ca = ChannelAdapter(bb.position.shape[1], P["n_recent"], P["horizon"], P["d_adapter"])
+        ca.load_state_dict({k[5:]: v[r] for k, v in m.params.items()})
+        tokens = bb.encode(z[r])
+        assert torch.allclose(out[r], bb.decode(tokens) + ca(tokens.mean(dim=-2), z[r]),
+                              atol=1e-5)
+
+
 def _series(R=2, C=3, T=240, seed=0):
     rng = np.random.default_rng(seed)
     t = np.arange(T)
@@ -149,7 +216,7 @@ def _series(R=2, C=3, T=240, seed=0):
     return torch.tensor(x, dtype=torch.float32)
 
 
-def _fit(name, series, p, seeds=(5, 6)):
+def _fit(name, series, p, seeds=(5, 6), cache=None):
     bb = _bb()
     R = series.shape[0]
     xs = [s.numpy().astype(float) for s in series]
@@ -161,7 +228,8 @@ def _fit(name, series, p, seeds=(5, 6)):
     rngs = [np.random.default_rng(100 + s) for s in seeds[:R]]
     return peft.run_method(m, series, D.train_starts(xs[0].shape[1], sp, 16, 4), rngs,
                            (f([v[0] for v in val]), f([v[1] for v in val])),
-                           f([t[0] for t in test]), p)
+                           f([t[0] for t in test]), p,
+                           keys=[("s", k) for k in range(R)], cache=cache)
 
 
 @pytest.mark.parametrize("name", ["linear-probe", "time-peft"])
@@ -174,6 +242,24 @@ def test_stacked_runs_train_as_if_alone(name):
     assert np.allclose(both["val_mse"][1], alone["val_mse"][0], rtol=1e-4)
 
 
+@pytest.mark.parametrize("name", ["linear-probe", "time-peft-nofreq", "time-peft"])
+def test_cached_frozen_part_trains_as_the_pass_at_every_step(name):
+    """The frozen part computed once per window (cache) gives what the pass at every step
+    gives (cache_mb = 0), and a cache filled by another method is reused unchanged."""
+    s = _series()
+    fresh = _fit(name, s, P)
+    per_step = _fit(name, s, {**P, "cache_mb": 0.0})
+    assert np.allclose(fresh["pred"], per_step["pred"], atol=1e-5)
+    assert np.allclose(fresh["val_mse"], per_step["val_mse"], rtol=1e-5)
+    cache = peft.FrozenCache()
+    other = "time-peft-nochan" if name == "time-peft" else "zero-shot"
+    _fit(other, s, P, cache=cache)
+    _fit("linear-probe" if name != "linear-probe" else "time-peft-nofreq", s, P, cache=cache)
+    shared = _fit(name, s, P, cache=cache)
+    assert np.array_equal(shared["pred"], fresh["pred"])
+    assert cache.nbytes > 0
+
+
 def test_fine_tuning_lowers_validation_error_and_early_stopping_keeps_the_best():
     s = _series()
     res = _fit("linear-probe", s, {**P, "steps": 60})
@@ -184,7 +270,7 @@ def test_fine_tuning_lowers_validation_error_and_early_stopping_keeps_the_best()
     bad = _fit("linear-probe", s, {**P, "head_lr": 50.0})
     zs = _fit("zero-shot", s, P)
     assert (bad["best_step"] == 0).all()
-    assert np.allclose(bad["pred"], zs["pred"])
+    assert np.allclose(bad["pred"], zs["pred"], atol=1e-6)   # head as einsum vs as a Linear
 
 
 # ------------------------------------------------------------------------------ claims
@@ -233,6 +319,15 @@ def test_claims_not_reproduced_on_metrics_built_to_fail():
         assert out[cid].verdict == NOT_REPRODUCED, (cid, out[cid].to_dict())
 
 
+def test_s1_needs_tc_to_rise_through_every_t_level_on_every_seed():
+    m = _metrics(True)
+    mid = m["setting"].str.startswith("Tmid") & (m["seed"] == 3)
+    m.loc[mid, "tc"] = 0.7                      # T-mid above T-high on one seed only
+    s1 = {c.id: c for c in claims.check(CFG, m, pd.DataFrame())}["S1-grid-levels"].to_dict()
+    assert s1["verdict"] == NOT_REPRODUCED
+    assert "tc:low<mid<high every seed" in str(s1)
+
+
 def test_a_failed_run_cannot_support_a_claim():
     m = _metrics(True)
     m.loc[(m["method"] == "time-peft") & (m["seed"] == 2), "test_mse"] = np.nan
@@ -249,7 +344,8 @@ def test_bad_params_are_one_line_naming_the_key():
 
     cfg = pipeline.resolve("time-peft", "smoke")
     assert cfg["params"]["steps"] == 50
-    for key, value in (("top_k", 0), ("steps", -1), ("lookback", "64"), ("typo_key", 1)):
+    for key, value in (("top_k", 0), ("steps", -1), ("lookback", "64"), ("typo_key", 1),
+                       ("amplitude_rule", "loud"), ("cache_mb", -1)):
         bad = copy.deepcopy(cfg)
         bad["params"][key] = value
         with pytest.raises(ConfigError, match=key):

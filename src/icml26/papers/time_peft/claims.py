@@ -19,7 +19,8 @@ How each one is checked (fixed before any result was seen):
    (<= 1.10 and >= 0.90).
 S. Sanity (a premise of the grid, not a paper claim): the T level raises TC and the M level
    raises MC (per seed, the mean over the other factor's levels; check_mean of the
-   differences high - low > 0).
+   differences mid - low, high - mid, high - low of TC and high - none of MC > 0, and
+   check_every of the smaller TC step: T-low < T-mid < T-high on every seed).
 A failed run (NaN/inf MSE) is NaN in every ratio it enters, counted and named by seed.
 """
 
@@ -28,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from icml26.claims import Claim, check_fraction, check_mean, check_pooled
+from icml26.claims import Claim, check_every, check_fraction, check_mean, check_pooled
 from icml26.stats import spearman
 
 ZS, LP, LORA, TP, NOFREQ, NOCHAN = ("zero-shot", "linear-probe", "lora", "time-peft",
@@ -262,21 +263,30 @@ def check(cfg: dict, metrics: pd.DataFrame, curves: pd.DataFrame) -> list[Claim]
     claims.append(c)
 
     # S ---------------------------------------------------------------------------------------
+    rule = cfg.get("params", {}).get("amplitude_rule", "equal-variance")
     c = Claim("S1-grid-levels",
               "Sanity (premise of the grid): the T level raises temporal complexity TC "
-              "(T-high > T-low) and the M level raises multichannel complexity MC "
-              "(M-high > M-none), per seed averaged over the other factor.",
+              "(T-low < T-mid < T-high, in the mean and on every seed) and the M level raises "
+              "multichannel complexity MC (M-high > M-none), per seed averaged over the other "
+              "factor.",
               ">", 0.0, category="sanity", n_seeds=n_seeds,
-              note="check_mean of per-seed differences of TC (MC) between the high and low "
-                   "levels.")
+              note="check_mean of per-seed differences of TC (MC) between consecutive T levels "
+                   "(M-high and M-none); check_every of the per-seed smaller TC step "
+                   f"min(mid - low, high - mid). Amplitude rule of the targets: {rule}.")
     zs = metrics[(metrics["method"] == ZS) & metrics["setting"].isin(list(grid))].copy()
     if len(zs):
         zs["T"] = zs["setting"].map(lambda s: grid[s][0])
         zs["M"] = zs["setting"].map(lambda s: grid[s][1])
-        for col, lev, hi, lo in (("tc", "T", "high", "low"), ("mc", "M", "high", "none")):
-            m = zs.groupby(["seed", lev])[col].mean().unstack(lev)
-            if hi in m and lo in m:
-                c.add(f"{col}:{lev}-{hi}>{lev}-{lo}", check_mean(m[hi] - m[lo], ">", 0.0))
+        tc = zs.groupby(["seed", "T"])["tc"].mean().unstack("T")
+        for hi, lo in (("mid", "low"), ("high", "mid"), ("high", "low")):
+            if hi in tc and lo in tc:
+                c.add(f"tc:T-{hi}>T-{lo}", check_mean(tc[hi] - tc[lo], ">", 0.0))
+        if all(lev in tc for lev in LEVELS_T):
+            step = np.minimum(tc["mid"] - tc["low"], tc["high"] - tc["mid"])
+            c.add("tc:low<mid<high every seed", check_every(step, ">", 0.0))
+        mc = zs.groupby(["seed", "M"])["mc"].mean().unstack("M")
+        if "high" in mc and "none" in mc:
+            c.add("mc:M-high>M-none", check_mean(mc["high"] - mc["none"], ">", 0.0))
         lv = zs.groupby("T")["tc"].mean().reindex(LEVELS_T)
         mv = zs.groupby("M")["mc"].mean().reindex(LEVELS_M)
         c.note += (" Mean TC by T level: " + ", ".join(f"{k} {v:.3f}" for k, v in lv.items())

@@ -38,34 +38,74 @@ def pretrain_corpus(rng: np.random.Generator, n: int, length: int, p: dict) -> n
     return x
 
 
+AMPLITUDE_RULES = ("per-sinusoid", "equal-variance")
+
+
+def seasonal_variance(p: dict) -> float:
+    """Common variance of every target channel's seasonal sum under the equal-variance rule
+    (INFERRED): the expected variance of T-high's seasonal sum as the spec writes it, 12
+    sinusoids with amplitudes a ~ U(lo, hi), i.e. 12 E[a^2] / 2 with E[a^2] = (hi^3 - lo^3) /
+    (3 (hi - lo)) (about 2.78 for U(0.3, 1)). T-high is the only level whose amplitudes the
+    spec states, so it keeps its specified signal power in expectation and the other levels
+    are given the same power."""
+    lo, hi = (float(v) for v in p["amplitude"])
+    mean_sq = (hi ** 3 - lo ** 3) / (3 * (hi - lo)) if hi > lo else lo ** 2
+    return TEMPORAL["high"][0] * mean_sq / 2
+
+
+def apply_amplitude_rule(seasonal: np.ndarray, rule: str, p: dict) -> np.ndarray:
+    """The targets' seasonal sums (C, T) under `rule`.
+
+    - per-sinusoid: as drawn, amplitudes U(0.3, 1) per sinusoid at every level (the first
+      reading: more sinusoids then also means more signal power against the fixed noise, so
+      T-high has the highest signal-to-noise ratio and the flattest-noise T-low the highest TC).
+    - equal-variance (INFERRED; the default): the drawn amplitudes are relative weights; each
+      channel's seasonal sum is rescaled to variance `seasonal_variance(p)`, the same at every
+      level, so that the T levels differ in the number of periodic patterns and not in
+      signal-to-noise (the grid's premise). Uses no random numbers, so both rules see the same
+      draws.
+    """
+    if rule == "per-sinusoid":
+        return seasonal
+    if rule != "equal-variance":
+        raise ValueError(f"unknown amplitude_rule {rule!r} (one of {AMPLITUDE_RULES})")
+    sd = seasonal.std(axis=-1, keepdims=True)
+    return seasonal * (np.sqrt(seasonal_variance(p)) / np.where(sd > 0, sd, 1.0))
+
+
 def target_series(rng: np.random.Generator, setting: dict, p: dict) -> np.ndarray:
     """One target dataset (C, length).
 
     Grid kind: channel c = s_c + kappa s_(c-1 mod C)(t - l_c) + (kappa/2) d(t) with own signal
-    s_c = sum of sinusoids (count and periods by the T level, amplitudes U(0.3, 1)) + AR(1)
-    noise (s.d. 0.2) + a slowly varying "random-walk-like" component (AR(1), marginal s.d.
-    0.3), lags l_c ~ U{4..10} and d a shared latent AR(2) driver scaled to unit s.d.
+    s_c = sum of sinusoids (count and periods by the T level, amplitudes U(0.3, 1) and, under
+    the default equal-variance rule, each channel's sum rescaled to a common variance: see
+    `apply_amplitude_rule`) + AR(1) noise (s.d. 0.2) + a slowly varying "random-walk-like"
+    component (AR(1), marginal s.d. 0.3), lags l_c ~ U{4..10} and d a shared latent AR(2)
+    driver scaled to unit s.d.
     INFERRED (the spec leaves them open): the lagged neighbour enters with its own signal (not
     its coupled one, which would be circular); the random-walk-like component is a stationary
     AR(1) with phi = rw_phi (a true random walk would swamp the sinusoids over 3,000 steps) and
     is part of every channel's own signal (each channel leads the next); the AR noise has
     phi = 0.5 as in the pretraining corpus.
     ETT kind (full scale only, INFERRED): daily (24) and weekly (168) seasonality with
-    channel-specific phases and amplitudes, level shifts at random times (regime shifts), the
-    same coupling and noise.
+    channel-specific phases and amplitudes (the same amplitude rule), level shifts at random
+    times (regime shifts), the same coupling and noise.
     """
     C, n = int(setting.get("channels", p["channels"])), int(p["length"])
     t = np.arange(n)
     kappa = COUPLING[setting["M"]]
+    rule = p.get("amplitude_rule", "equal-variance")
     if setting.get("kind", "grid") == "ett":
         periods = np.broadcast_to([24.0, 168.0, 12.0], (C, 3))
         amps = rng.uniform(*p["amplitude"], (C, 3)) * np.array([1.0, 0.7, 0.3])
-        own = gen.sinusoids(t, periods, amps, rng.uniform(0, 2 * np.pi, (C, 3)))
+        own = apply_amplitude_rule(
+            gen.sinusoids(t, periods, amps, rng.uniform(0, 2 * np.pi, (C, 3))), rule, p)
         own += gen.level_shifts(rng, C, n, p["ett_shifts"], 0.5)
     else:
         k, (lo, hi) = TEMPORAL[setting["T"]]
-        own = gen.sinusoids(t, rng.uniform(lo, hi, (C, k)), rng.uniform(*p["amplitude"], (C, k)),
-                            rng.uniform(0, 2 * np.pi, (C, k)))
+        own = apply_amplitude_rule(
+            gen.sinusoids(t, rng.uniform(lo, hi, (C, k)), rng.uniform(*p["amplitude"], (C, k)),
+                          rng.uniform(0, 2 * np.pi, (C, k))), rule, p)
     own += gen.ar1(rng, C, n, p["noise_phi"], p["noise_sd"])
     rw_innov = p["rw_sd"] * np.sqrt(1 - p["rw_phi"] ** 2)
     own += gen.ar1(rng, C, n, p["rw_phi"], rw_innov)

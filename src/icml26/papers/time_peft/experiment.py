@@ -94,6 +94,10 @@ def train(cfg: dict, data, runs: list) -> tuple[dict, list[dict]]:
         groups.setdefault((run.method, sp["horizon"], sp["channels"]), []).append(run)
     state, curves = {}, []
     backbones = {}
+    # what the methods compute from a window without trained tensors (backbone tokens of
+    # zero-shot, linear probe and -freq; harmonics of Time-PEFT and -chan), per (dataset, seed)
+    # and window set, computed once and shared by the methods that need it
+    frozen_cache = peft.FrozenCache()
     for (method, H, C), members in groups.items():
         if H not in backbones:
             backbones[H] = peft.load_backbone(p, H, backbone_weights(data, H), device)
@@ -112,7 +116,8 @@ def train(cfg: dict, data, runs: list) -> tuple[dict, list[dict]]:
             res = peft.run_method(m, f32(series), D.train_starts(series[0].shape[1], p,
                                                                  p["lookback"], H),
                                   rngs, (f32([v[0] for v in val]), f32([v[1] for v in val])),
-                                  f32([t[0] for t in test]), p)
+                                  f32([t[0] for t in test]), p,
+                                  keys=[(r.setting, r.seed) for r in chunk], cache=frozen_cache)
             for i, run in enumerate(chunk):
                 state[f"{run.key}/pred"] = res["pred"][i]
                 for k, v in res["params"].items():
@@ -158,3 +163,36 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
             row[f"mae_ch{c}"] = float(v)
         rows.append(row)
     return rows
+
+
+# ------------------------------------------------------------------------------------------
+# side experiment outside the pipeline: the effect of the default's batch cut
+# ------------------------------------------------------------------------------------------
+def batch_effect(data_path: str, seed: int, batches: list[int]) -> dict:
+    """Fine-tune every method of the default grid on one seed at each batch size (everything
+    else as in the default config) from a default run's data.npz; returns batch -> (dataset x
+    method) test MSE. Run: `python -m icml26.papers.time_peft.experiment DATA.npz SEED B ...`
+    (e.g. results/time-peft/data.npz 0 32 4)."""
+    import pandas as pd
+
+    from icml26 import grid, io, pipeline
+
+    data = io.load_npz(data_path)
+    out = {}
+    for b in batches:
+        cfg = pipeline.resolve("time-peft", "default")
+        cfg["seeds"], cfg["params"]["batch"] = [seed], int(b)
+        runs = grid.runs_in_shard(cfg, grid.shards(cfg)[0])
+        state, curves = train(cfg, data, runs)
+        rows = evaluate(cfg, data, runs, state, pd.DataFrame(curves))
+        frame = pd.DataFrame([{**r.as_dict(), **row} for r, row in zip(runs, rows, strict=True)])
+        out[b] = frame.pivot_table(index="setting", columns="method", values="test_mse")
+    return out
+
+
+if __name__ == "__main__":
+    import sys
+
+    for b, tab in batch_effect(sys.argv[1], int(sys.argv[2]), sys.argv[3:]).items():
+        print(f"batch {b}: test MSE per dataset and method (seed {sys.argv[2]})")
+        print(tab[[m for m in METHODS if m in tab]].round(4).to_string(), end="\n\n")

@@ -1,5 +1,6 @@
 """Fig. 1 (gain vs complexity), test MSE per dataset, the adapter ablation, validation curves;
-Tables 1 (MSE per method x dataset), 2 (ablation) and 3 (complexities and gains)."""
+Tables 1 (MSE per method x dataset), 2 (ablation), 3 (complexities and gains) and 4 (the
+grid's premise per seed: TC by T level, MC by M level)."""
 
 from __future__ import annotations
 
@@ -182,4 +183,18 @@ def tables(cfg, metrics, curves) -> dict:
         tab = tab.rename(columns={m: f"G {method_label(cfg, m)}" for m in GAIN_METHODS})
         out["Table 3: complexities and fine-tuning gains per grid dataset (seed means)"] = (
             tab.round(4).reset_index().rename(columns={"index": "dataset"}))
+    zs = metrics[(metrics["method"] == ZS) & metrics["setting"].isin(list(grid))]
+    if len(zs):
+        lev = zs.assign(T=zs["setting"].map(lambda s: grid[s][0]),
+                        M=zs["setting"].map(lambda s: grid[s][1]))
+        tc = lev.groupby(["seed", "T"])["tc"].mean().unstack("T").reindex(
+            columns=["low", "mid", "high"])
+        mc = lev.groupby(["seed", "M"])["mc"].mean().unstack("M").reindex(
+            columns=["none", "mid", "high"])
+        prem = pd.concat([tc.add_prefix("TC T-"), mc.add_prefix("MC M-")], axis=1)
+        prem["TC low < mid < high"] = np.where((tc["low"] < tc["mid"]) & (tc["mid"] < tc["high"]),
+                                               "yes", "no")
+        rule = cfg.get("params", {}).get("amplitude_rule", "equal-variance")
+        out[f"Table 4: premise of the grid per seed: mean TC by T level and MC by M level "
+            f"(amplitude rule {rule})"] = prem.round(4).reset_index()
     return out
