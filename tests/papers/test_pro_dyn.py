@@ -1,8 +1,8 @@
 """Behaviour tests of pro-dyn: the five forecasters on hand-solved cases (RevIN round trip,
-the +DYN model reducing to LINEAR, DYN-first without a residual, causal decoder, attention and
-encoder layers against the shared and hand-written formulas), the data and window rules, the
-closed-form reference, the claim checkers on metrics built to pass and to fail, params errors,
-and the pipeline end to end at smoke."""
+the +DYN model reducing to LINEAR, DYN-first without a residual, causal decoder, attention
+against the hand-written formula), the data and window rules, the
+closed-form reference, stacked training against each seed trained alone, the claim checkers
+on metrics built to pass and to fail, params errors, and the pipeline end to end at smoke."""
 
 import json
 import math
@@ -13,13 +13,13 @@ import pytest
 import torch
 from conftest import REPO
 
-from icml26 import pipeline
+from icml26 import grid, pipeline
 from icml26.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from icml26.config import check_params
 from icml26.errors import ConfigError
-from icml26.papers.pro_dyn import claims, data, experiment, models
+from icml26.papers.pro_dyn import claims, data, experiment, models, stacking
 from icml26.timeseries.features import periodogram
-from icml26.timeseries.models import EncoderLayer, fit
+from icml26.timeseries.models import fit
 
 P = dict(d_model=8, n_heads=2, d_ff=16, n_layers=2, dec_layers=1, label_len=4, patch_len=4,
          patch_stride=2, dynfirst_patch=4)
@@ -115,16 +115,85 @@ def test_attention_matches_the_formula_and_the_decoder_is_causal():
     assert not torch.allclose(o1[:, 3:], o2[:, 3:], atol=1e-6)
 
 
-def test_fast_encoder_layer_equals_the_shared_layer():
-    torch.manual_seed(0)
-    shared = EncoderLayer(8, 2, 16).double()
-    fast = models.FastEncoderLayer(8, 2, 16).double()
-    fast.load_state_dict(shared.state_dict())
-    h = _x(2, 6, 8)
-    mask = torch.triu(torch.ones(6, 6, dtype=torch.bool), diagonal=1)
+@pytest.mark.parametrize("name", models.METHODS)
+def test_stacked_model_computes_every_member_as_its_own_model(name):
+    """stacking.stack: R models (own seeds) in one module; member-major input rows give each
+    member's own forecast, and member_state recovers each member's weights."""
+    ms = [_model(name, seed=s) for s in (0, 1, 2)]
+    st = stacking.stack(ms)
+    x = torch.cat([_x(seed=10 + r) for r in range(3)])        # (3 * 3, C, L), member-major
     with torch.no_grad():
-        assert torch.allclose(fast(h), shared(h), atol=1e-12)
-        assert torch.allclose(fast(h, mask), shared(h, mask), atol=1e-12)
+        y = st(x).reshape(3, 3, 2, 8)
+        for r, m in enumerate(ms):
+            assert torch.allclose(y[r], m(x[3 * r: 3 * r + 3]), atol=1e-12)
+            fresh = _model(name, seed=99)
+            fresh.load_state_dict(stacking.member_state(st, r))
+            assert torch.allclose(fresh(x[:3]), m(x[:3]), atol=1e-12)
+    # the stacked module's parameters are the members' parameters, nothing else
+    assert sum(q.numel() for q in st.parameters()) == 3 * sum(q.numel() for q in ms[0].parameters())
+
+
+def _series(seed, T=600):
+    t = np.arange(T)
+    g = np.random.default_rng(seed)
+    z = np.stack([np.sin(2 * np.pi * t / 24 + c) + 0.2 * g.standard_normal(T) for c in range(2)])
+    return z, np.array([420, 480, T])
+
+
+@pytest.mark.parametrize("name", models.METHODS)
+def test_stacked_training_equals_training_each_seed_alone(name):
+    """2 seeds x 2 data cells trained as one stack end with the same weights, predictions,
+    histories and best checkpoints as each run trained alone by the shared `fit` (float64):
+    own initialisation, own minibatch generator, own gradient clip, own early stopping."""
+    cells = [data.split_windows(*_series(c), part, 16, 8, 1 if part == "train" else 4)
+             for c in (0, 1) for part in ("train", "val")]
+    tr = [tuple(torch.as_tensor(a) for a in cells[2 * c]) for c in (0, 1)]
+    va = [tuple(torch.as_tensor(a) for a in cells[2 * c + 1]) for c in (0, 1)]
+    members = [(seed, c) for seed in (0, 1) for c in (0, 1)]
+    kw = dict(steps=12, batch=5, lr=0.01, eval_every=4, clip=0.05)
+
+    alone, hists = [], []
+    for seed, c in members:
+        m = _model(name, seed=seed)
+        hists.append(fit(m, list(m.parameters()), *tr[c], val=va[c],
+                         generator=torch.Generator().manual_seed(100 + seed), **kw))
+        alone.append(m)
+
+    st = stacking.stack([_model(name, seed=seed) for seed, _ in members])
+    X, Y = (torch.stack([t[i] for t in tr]) for i in (0, 1))
+    val = tuple(torch.stack([t[i] for t in va]) for i in (0, 1))
+    got = stacking.fit_stacked(st, X, Y, torch.tensor([c for _, c in members]),
+                               [torch.Generator().manual_seed(100 + s) for s, _ in members],
+                               val=val, **kw)
+    Xt = torch.stack([va[c][0] for _, c in members])
+    pred = stacking.predict_stacked(st, Xt)
+    for r, (m, h) in enumerate(zip(alone, hists, strict=True)):
+        assert got[r]["best_step"] == h["best_step"]
+        assert np.allclose(got[r]["train_loss"], h["train_loss"], rtol=1e-9, atol=1e-12)
+        assert np.allclose(got[r]["val_mse"], h["val_mse"], rtol=1e-9, atol=1e-12)
+        want = m.state_dict()
+        for k, v in stacking.member_state(st, r).items():
+            assert torch.allclose(v, want[k], atol=1e-9), k
+        with torch.no_grad():
+            assert torch.allclose(pred[r], m(Xt[r]), atol=1e-9)
+    # the runs differ (seeds and cells matter); every gradient norm here exceeds the clip
+    assert not np.allclose(got[0]["train_loss"], got[1]["train_loss"])
+
+
+def test_train_does_not_depend_on_which_runs_share_the_job():
+    """train() on all smoke runs and on one seed's runs alone give that seed the same test
+    errors: every stream comes from run.rng_seed, stacking changes nothing."""
+    cfg = pipeline.resolve("pro-dyn", "smoke")
+    cfg = {**cfg, "params": {**cfg["params"], "steps": 6, "eval_every": 3}}
+    d = experiment.prepare(cfg, np.random.default_rng(0))
+    runs = grid.runs(cfg)
+    both, _ = experiment.train(cfg, d, runs)
+    one, curves = experiment.train(cfg, d, [r for r in runs if r.seed == 1])
+    assert len(one) and len({r.method for r in runs}) == 5
+    for key, v in one.items():
+        assert np.allclose(v, both[key], rtol=1e-5, atol=1e-7), key
+    # every run kept its own best checkpoint among the validation steps
+    assert all(int(v) in (3, 6) for k, v in one.items() if k.endswith("/best_step"))
 
 
 def test_informer_decoder_reads_only_the_start_token_of_the_lookback_and_the_encoder():

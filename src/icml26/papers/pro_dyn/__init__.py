@@ -55,14 +55,28 @@ Informer, PatchTST and DLinear (not copied).
 - **Training.** Adam, lr 1e-3, gradient-norm clip 1.0, 150 steps on random training windows
   (with replacement), validation MSE every 25 steps, the best checkpoint tested; the same for
   every model. MSE loss on the standardised scale after undoing the instance normalisation.
-  **Scaled down at default:** with the spec's batch of 32 the 100 default runs measured above
-  the 180 CPU-s budget (attention over 192 time-step tokens dominates: the INFORMER variants at
-  L = 192 cost several times the spec's estimate; the measurement is in the config's comment).
-  By a budget rule chosen by no result (halve every model's batch until the default run fits
-  the budget) every model trains on batches of 8 at default and smoke (batch 16 was still over
-  the budget), with the spec's 150 steps, lr, clip and validation schedule; the full profile
-  keeps 32. With this little training the transformers are under-fitted, which can
-  exaggerate claim 1 (the spec warns of this).
+  The runs of one model whose cells have equal shapes (its seeds, and at default both data
+  sets at one lookback) train as one stacked computation; each run keeps its own
+  initialisation, minibatches, gradient clip and best checkpoint, and ends where the same run
+  trained alone would, up to float rounding (tested).
+- **Scaled down at default: batch 5 instead of the spec's 32.** The attention over 192
+  time-step tokens is compute-bound on one core, so stacking removes the per-run overhead but
+  not the cost of the spec's batch: a default run at batch 32 cost several times the project's
+  per-paper target (the measurements are in the config's comment; the INFORMER variants at
+  L = 192 cost several times the spec's estimate). By a rule that reads CPU time only (the
+  largest batch whose default run fits that target), every model trains on batches of 5 at
+  default and smoke, with the spec's 150 steps, lr, clip and validation schedule; the full
+  profile keeps 32. Measured effect of the cut (side runs outside the pipeline at batch 32,
+  reproduced by deleting the default block's `params` line in config/papers/pro-dyn.yaml, on
+  the spec seeds and on `seed_offset=1000`): at batch 32 INFORMER-LITE is markedly better on
+  ETT-LIKE, so claim 1's ETT ratio is smaller (still far above its threshold) and claim 2's
+  mean ratio is larger, near its 0.90 threshold (passing on the spec seeds, its interval
+  straddling 0.90 on the fresh seeds) instead of comfortably below it. The small batch thus
+  leaves the attention models more under-fitted, which favours claims 1 and 2 (the spec warns
+  of this). Every verdict is the same at both batches on the spec seeds. On the fresh seeds
+  claim 2 is inconclusive at both (at batch 32 through its mean ratio, at batch 5 through the
+  fraction of cells), and claim 3 is not reproduced at batch 32 but inconclusive at batch 5
+  (its interval touching 1.05); claims 1, 4, 5 and the premise check keep their verdicts.
 - **Seeds.** 5 seeds at default (the spec lists 3), 10 at full.
 - **Reference (not a method of the paper).** The closed-form least-squares optimum of LINEAR's
   own model class (one Linear(L -> H) on instance-normalised windows, ridge 1e-3) is computed

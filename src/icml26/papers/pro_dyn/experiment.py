@@ -5,7 +5,10 @@ generated once in prepare from a fixed data seed (data id 0) and shared by all m
 seeds, as a benchmark is; a seed changes the initialisation and the minibatches. Train cuts
 the windows of each setting once and trains every run of its shard on them: Adam (lr, batch,
 steps, gradient clip from params) on random training windows, the validation MSE checked every
-`eval_every` steps and the best checkpoint kept (the shared icml26.timeseries.models.fit).
+`eval_every` steps and the best checkpoint kept (as the shared icml26.timeseries.models.fit).
+All runs of one method whose cells have equal shapes train as one stacked computation
+(stacking.fit_stacked: each run keeps its own initialisation, minibatches and best checkpoint,
+all drawn from run.rng_seed, so no result depends on how runs are sharded or stacked).
 Errors are measured on the standardised scale, averaged over test windows, channels and steps.
 """
 
@@ -99,43 +102,65 @@ def windows(cfg, data, setting):
             "test": split_windows(z, bounds, "test", L, H, int(p["eval_stride"]))}
 
 
+def stack_groups(cfg, runs, wins: dict) -> dict[tuple, list]:
+    """Runs of one method whose cells have equal shapes (L, H, channels and window counts, from
+    `wins`: setting -> its windows) train as one stack: at default each method's 5 seeds x 2
+    data sets per lookback."""
+    p, groups = cfg["params"], {}
+    for run in runs:
+        if run.method not in METHODS:
+            raise ValueError(f"unknown method {run.method!r}")
+        s = setting_of(cfg, run.setting)
+        shape = (s["lookback"], s["horizon"], int(p["channels"][s["dataset"]]),
+                 *(len(wins[run.setting][k][0]) for k in ("train", "val", "test")))
+        groups.setdefault((run.method, *shape), []).append(run)
+    return groups
+
+
 def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     import torch
 
     from icml26.seeding import seed_torch, torch_device
-    from icml26.timeseries.models import count_parameters, fit, predict
 
     from . import models
+    from .stacking import fit_stacked, predict_stacked, stack
 
     torch.set_num_threads(1)
     dev = torch_device(cfg["device"])
     p = cfg["params"]
     state, curves = {}, []
     first_seed = min(r.seed for r in runs)
-    for setting in dict.fromkeys(r.setting for r in runs):
-        s = setting_of(cfg, setting)
-        L, H = s["lookback"], s["horizon"]
-        channels = int(p["channels"][s["dataset"]])
-        win = windows(cfg, data, setting)
-        # windows built on the CPU in numpy, then moved (float32)
-        tens = {k: tuple(torch.as_tensor(a, dtype=torch.float32, device=dev) for a in v)
-                for k, v in win.items()}
-        for run in (r for r in runs if r.setting == setting):
-            if run.method not in METHODS:
-                raise ValueError(f"unknown method {run.method!r}")
-            seed_torch(run.rng_seed(cfg["paper"], "init"))  # initial weights, drawn on the CPU
-            model = models.build(run.method, L, H, channels, p).to(dev)
-            batches = torch.Generator().manual_seed(run.rng_seed(cfg["paper"], "batches") % 2**63)
-            hist = fit(model, list(model.parameters()), *tens["train"], steps=int(p["steps"]),
-                       batch=int(p["batch"]), generator=batches, val=tens["val"],
-                       eval_every=int(p["eval_every"]), clip=float(p["clip"]))
-            model.eval()
-            pred = predict(model, tens["test"][0]).double().cpu().numpy()
-            fut = win["test"][1]
+    wins = {c: windows(cfg, data, c) for c in dict.fromkeys(r.setting for r in runs)}
+    stacked_windows = {}
+    for (method, L, H, channels, *_), group in stack_groups(cfg, runs, wins).items():
+        cells = tuple(dict.fromkeys(r.setting for r in group))
+        if cells not in stacked_windows:
+            # built on the CPU in numpy, then moved (float32): (cells, windows, C, L or H)
+            stacked_windows[cells] = {
+                part: tuple(torch.as_tensor(np.stack([wins[c][part][i] for c in cells]),
+                                            dtype=torch.float32, device=dev) for i in (0, 1))
+                for part in ("train", "val", "test")}
+        tens = stacked_windows[cells]
+        built = []
+        for run in group:
+            seed_torch(run.rng_seed(cfg["paper"], "init"))  # own initial weights, on the CPU
+            built.append(models.build(method, L, H, channels, p))
+        n_params = sum(q.numel() for q in built[0].parameters())
+        model = stack(built).to(dev)
+        gens = [torch.Generator().manual_seed(run.rng_seed(cfg["paper"], "batches") % 2**63)
+                for run in group]
+        member_data = torch.tensor([cells.index(r.setting) for r in group])
+        hists = fit_stacked(model, *tens["train"], member_data, gens, steps=int(p["steps"]),
+                            batch=int(p["batch"]), lr=float(p["lr"]), val=tens["val"],
+                            eval_every=int(p["eval_every"]), clip=float(p["clip"]))
+        model.eval()
+        preds = predict_stacked(model, tens["test"][0][member_data.to(dev)]).double().cpu().numpy()
+        for r, (run, hist) in enumerate(zip(group, hists, strict=True)):
+            pred, fut = preds[r], wins[run.setting]["test"][1]
             err = pred - fut
             state[f"{run.key}/test_se"] = np.mean(err ** 2, axis=-1)   # (windows, C)
             state[f"{run.key}/test_ae"] = np.mean(np.abs(err), axis=-1)
-            state[f"{run.key}/n_params"] = np.array(count_parameters(model.parameters()))
+            state[f"{run.key}/n_params"] = np.array(n_params)
             state[f"{run.key}/best_step"] = np.array(hist["best_step"])
             state[f"{run.key}/pred_first"] = pred[0]
             base = run.as_dict()
@@ -147,7 +172,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             curves += [{**base, "step": h, "metric": "forecast",
                         "value": float(pred[0, EXAMPLE_CHANNEL, h])} for h in range(H)]
             if run.seed == first_seed:
-                past = win["test"][0][0, EXAMPLE_CHANNEL]
+                past = wins[run.setting]["test"][0][0, EXAMPLE_CHANNEL]
                 truth = np.concatenate([past, fut[0, EXAMPLE_CHANNEL]])
                 curves += [{**base, "step": h - L, "metric": "truth", "value": float(v)}
                            for h, v in enumerate(truth)]

@@ -16,6 +16,10 @@ Every model normalises each window per channel (RevIN without affine, the shared
 
 Encoders use the shared pre-norm ``EncoderLayer`` everywhere (PatchTST uses BatchNorm and
 Informer post-norm LayerNorm; one block for all keeps the comparison about where DYN sits).
+
+Every model also runs stacked (``stacking.stack``: R members' weights in one module, inputs
+with a member-major leading axis); the two learned patch positions are the only parameters the
+forward code touches directly, and both are added member by member when stacked.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import math
 
 import torch
 from torch import nn
+from torch.func import functional_call
 from torch.nn import functional as F
 
 from icml26.timeseries.models import (
@@ -51,6 +56,15 @@ def sinusoidal_position(positions: torch.Tensor, d_model: int) -> torch.Tensor:
     pe[:, 0::2] = torch.sin(p * freq)
     pe[:, 1::2] = torch.cos(p * freq)
     return pe
+
+
+def add_position(h: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+    """Tokens h (M, n, d) plus a learned position (n, d); for R stacked members, h (R * M, n, d)
+    member-major and position (R, n, d): each member's tokens get its own position."""
+    if position.dim() == h.dim() - 1:
+        return h + position
+    members = position.shape[0]
+    return (h.reshape(members, -1, *h.shape[1:]) + position[:, None]).reshape(h.shape)
 
 
 class RevIN(nn.Module):
@@ -97,19 +111,6 @@ class Attention(nn.Module):
         return self.o(out.transpose(1, 2).reshape(b, n, d))
 
 
-class FastEncoderLayer(EncoderLayer):
-    """The shared pre-norm EncoderLayer (same parameters, same function) with its attention
-    computed by torch's fused scaled_dot_product_attention."""
-
-    def attention(self, h: torch.Tensor, mask=None) -> torch.Tensor:
-        b, n, d = h.shape
-        dh = d // self.n_heads
-        q, k, v = (f(h).view(b, n, self.n_heads, dh).transpose(1, 2)
-                   for f in (self.q, self.k, self.v))
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else ~mask)
-        return self.o(out.transpose(1, 2).reshape(b, n, d))
-
-
 class DecoderLayer(nn.Module):
     """Pre-norm Informer-style decoder layer: masked (causal) self-attention, cross-attention
     to the encoder output, position-wise FFN, each with a residual."""
@@ -137,7 +138,7 @@ class TimeEncoder(nn.Module):
         super().__init__()
         self.d_model = d_model
         self.embed = nn.Linear(channels, d_model)
-        self.layers = nn.ModuleList(FastEncoderLayer(d_model, n_heads, d_ff)
+        self.layers = nn.ModuleList(EncoderLayer(d_model, n_heads, d_ff)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model)
 
@@ -215,7 +216,15 @@ class PatchLite(nn.Module):
                                     d_ff, n_layers, revin=True)
 
     def forward(self, x):
-        return self.net(x)
+        position = self.net.position
+        if position.dim() == 2:
+            return self.net(x)
+        # R stacked members: the shared forward adds `position` (n_patches, d) to the tokens of
+        # all (window, channel) series; give it each member's position repeated over the
+        # member's own series (rows are member-major)
+        series = x.shape[0] // position.shape[0] * x.shape[1]
+        return functional_call(self.net, {"position": position.repeat_interleave(series, 0)},
+                               (x,))
 
 
 class PatchLiteDynFirst(RevIN):
@@ -233,7 +242,7 @@ class PatchLiteDynFirst(RevIN):
         self.dyn = nn.Linear(lookback, horizon)
         self.embed = nn.Linear(out_patch, d_model)
         self.position = nn.Parameter(torch.randn(self.n_patches, d_model) * 0.02)
-        self.layers = nn.ModuleList(FastEncoderLayer(d_model, n_heads, d_ff)
+        self.layers = nn.ModuleList(EncoderLayer(d_model, n_heads, d_ff)
                                     for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, out_patch)
@@ -241,7 +250,7 @@ class PatchLiteDynFirst(RevIN):
     def inner(self, z):
         b, c, _ = z.shape
         u = self.dyn(z).reshape(b * c, self.n_patches, self.out_patch)
-        h = self.embed(u) + self.position
+        h = add_position(self.embed(u), self.position)
         for layer in self.layers:
             h = layer(h)
         return self.head(self.norm(h)).reshape(b, c, -1)
