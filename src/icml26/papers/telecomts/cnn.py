@@ -27,22 +27,33 @@ def train_cnn(x: np.ndarray, scale, y: np.ndarray, n_classes: int, p: dict, init
               batch_rng: np.random.Generator, device):
     """Fit one CNN; weights drawn on the CPU from ``init_seed`` then moved to ``device``.
     Returns (model, mean training loss per epoch)."""
-    from icml26.rl.optim import Adam  # written out: torch.optim imports torch._dynamo (~2 CPU-s)
     from icml26.seeding import seed_torch
 
     seed_torch(init_seed)
     model = WindowCNN(x.shape[1], int(p["cnn_hidden"]), 0 if scale is None else scale.shape[1],
                       n_classes).to(device)
-    opt = Adam(model.parameters(), lr=float(p["cnn_lr"]))
+    return model, fit_classifier(model, x, scale, y, float(p["cnn_lr"]), int(p["cnn_batch"]),
+                                 int(p["cnn_epochs"]), batch_rng, device)
+
+
+def fit_classifier(model, x: np.ndarray, scale, y: np.ndarray, lr: float, batch: int, epochs: int,
+                   batch_rng: np.random.Generator, device) -> list[float]:
+    """Cross-entropy training of model(x, scale) with the written-out Adam on shuffled
+    minibatches (order from ``batch_rng``); returns the mean training loss per epoch. Shared by
+    the CNN and the full profile's patch transformer."""
+    from icml26.rl.optim import Adam  # written out: torch.optim imports torch._dynamo (~2 CPU-s)
+
+    opt = Adam(model.parameters(), lr=lr)
     xt = torch.as_tensor(x, dtype=torch.float32).to(device)
     st = None if scale is None else torch.as_tensor(scale, dtype=torch.float32).to(device)
     yt = torch.as_tensor(y, dtype=torch.long).to(device)
-    bs, losses = int(p["cnn_batch"]), []
-    for _ in range(int(p["cnn_epochs"])):
+    losses = []
+    model.train()
+    for _ in range(epochs):
         order = torch.as_tensor(batch_rng.permutation(len(y))).to(device)
         total = 0.0
-        for i in range(0, len(y), bs):
-            idx = order[i:i + bs]
+        for i in range(0, len(y), batch):
+            idx = order[i:i + batch]
             loss = nn.functional.cross_entropy(
                 model(xt[idx], None if st is None else st[idx]), yt[idx])
             opt.zero_grad()
@@ -50,7 +61,7 @@ def train_cnn(x: np.ndarray, scale, y: np.ndarray, n_classes: int, p: dict, init
             opt.step()
             total += float(loss.detach()) * len(idx)
         losses.append(total / len(y))
-    return model, losses
+    return losses
 
 
 @torch.no_grad()

@@ -20,8 +20,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from icml26.rl.optim import Adam
 from icml26.timeseries.models import PatchTransformer, revin_normalise
+
+from .cnn import fit_classifier
 
 
 class PatchRCA(nn.Module):
@@ -55,22 +56,5 @@ def train_patchtst(x: np.ndarray, scale, y: np.ndarray, n_classes: int, p: dict,
     seed_torch(init_seed)
     model = PatchRCA(x.shape[1], x.shape[2], 0 if scale is None else scale.shape[1],
                      n_classes, p, revin).to(device)
-    opt = Adam(model.parameters(), lr=float(p["pt_lr"]))
-    xt = torch.as_tensor(x, dtype=torch.float32).to(device)
-    st = None if scale is None else torch.as_tensor(scale, dtype=torch.float32).to(device)
-    yt = torch.as_tensor(y, dtype=torch.long).to(device)
-    bs, losses = int(p["pt_batch"]), []
-    model.train()
-    for _ in range(int(p["pt_epochs"])):
-        order = torch.as_tensor(batch_rng.permutation(len(y))).to(device)
-        total = 0.0
-        for i in range(0, len(y), bs):
-            idx = order[i:i + bs]
-            loss = nn.functional.cross_entropy(
-                model(xt[idx], None if st is None else st[idx]), yt[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            total += float(loss.detach()) * len(idx)
-        losses.append(total / len(y))
-    return model, losses
+    return model, fit_classifier(model, x, scale, y, float(p["pt_lr"]), int(p["pt_batch"]),
+                                 int(p["pt_epochs"]), batch_rng, device)
