@@ -31,9 +31,15 @@ class Counter:
     def cost(self, call):
         return {"tokens": 3, "flops": 10.0 if call.tool == "inc" else 1.0}
 
+
     def oracle(self, task, state):
         gap = task - state["x"]
         return Call("submit") if gap == 0 else Call("inc", (min(3, gap),))
+
+
+class FreeAnswer(Counter):
+    def cost(self, call):
+        return {"calls": 0 if call.tool == "submit" else 1}
 
 
 def test_oracle_solves_every_task_and_a_bad_policy_is_verified_wrong():
@@ -92,3 +98,10 @@ def test_step_limit_and_policy_stop_and_batched_policy():
     assert [r["calls"] for r in rows] == [1, 2, 3] and rows[0]["method"] == "oracle"
     with pytest.raises(ValueError, match="budgets"):
         run_batch(w, tasks, batched, max_steps=3, budgets=[Budget()])
+
+
+def test_a_world_can_make_its_final_answer_free():
+    w = FreeAnswer()
+    b = Budget(calls=1)          # inc(2) uses the one call; the answer costs none
+    tr = run_episode(w, 2, lambda s, t: w.oracle(2, s), max_steps=5, budget=b)
+    assert tr.success and tr.n_calls == 1 and len(tr.steps) == 2 and b.used["calls"] == 1

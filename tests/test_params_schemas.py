@@ -49,6 +49,7 @@ CASES = {
     "cryoace": ("k_test", "epochs"),
     "codemamba": ("lr_grid", "steps"),
     "muloco": ("H", "val_windows"),
+    "re-trac": ("tau", "n_questions"),
 }
 SLUGS = list(CASES)
 

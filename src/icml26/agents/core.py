@@ -4,7 +4,8 @@ Accounting convention (the same in every paper):
 
 - every call the policy emits is one *tool call*, charged **before** it runs, whether the world
   then accepts it or returns an error observation (invalid calls cost like valid ones);
-- a call's ``tokens`` / ``flops`` come from ``world.cost(call)`` and are charged with it;
+- a call's ``tokens`` / ``flops`` come from ``world.cost(call)`` and are charged with it; a world
+  may also say a call costs ``calls: 0`` tool calls (an answer that is not a tool, for example);
   observation tokens the world reports after running are added to ``tokens`` as well;
 - a call the remaining budget cannot afford is not run: the episode stops with
   ``stop="budget"`` and keeps whatever answer it had committed;
@@ -51,6 +52,7 @@ class Step:
     obs: Observation
     tokens: int
     flops: float
+    calls: int = 1           # tool calls charged for this step (0 for a free final answer)
 
 
 @dataclass
@@ -65,7 +67,8 @@ class Trajectory:
 
     @property
     def n_calls(self) -> int:
-        return len(self.steps)
+        """Tool calls charged (steps a world marks free, like a final answer, are not counted)."""
+        return int(sum(s.calls for s in self.steps))
 
     @property
     def n_invalid(self) -> int:
@@ -132,7 +135,7 @@ class Budget:
 def _cost(world, call: Call) -> dict:
     fn = getattr(world, "cost", None)
     c = fn(call) if fn is not None else {}
-    return {"tokens": c.get("tokens", 0), "flops": c.get("flops", 0.0)}
+    return {"calls": c.get("calls", 1), "tokens": c.get("tokens", 0), "flops": c.get("flops", 0.0)}
 
 
 def run_batch(world, tasks: Sequence, policy: Callable, *, max_steps: int,
@@ -166,14 +169,14 @@ def run_batch(world, tasks: Sequence, policy: Callable, *, max_steps: int,
                 tr.stop = "policy"
                 continue
             cost = _cost(world, call)
-            if not budgets[i].can_afford(1, cost["tokens"], cost["flops"]):
+            if not budgets[i].can_afford(cost["calls"], cost["tokens"], cost["flops"]):
                 tr.stop = "budget"
                 continue
-            budgets[i].charge(1, cost["tokens"], cost["flops"])
+            budgets[i].charge(cost["calls"], cost["tokens"], cost["flops"])
             obs = world.execute(states[i], call)
             budgets[i].add_tokens(obs.tokens)
             tr.steps.append(Step(len(tr.steps), call, obs, cost["tokens"] + obs.tokens,
-                                 cost["flops"]))
+                                 cost["flops"], cost["calls"]))
             if obs.answer is not None:
                 tr.answer = obs.answer
             if obs.final:
