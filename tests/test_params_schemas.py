@@ -50,6 +50,7 @@ CASES = {
     "codemamba": ("lr_grid", "steps"),
     "muloco": ("H", "val_windows"),
     "re-trac": ("tau", "n_questions"),
+    "ctf-dojo": ("eps_plain", "n_pool"),
 }
 SLUGS = list(CASES)
 
