@@ -51,6 +51,7 @@ CASES = {
     "muloco": ("H", "val_windows"),
     "re-trac": ("tau", "n_questions"),
     "ctf-dojo": ("eps_plain", "n_pool"),
+    "prm-adaptive-tts": ("thetas", "n_per_K"),
 }
 SLUGS = list(CASES)
 
