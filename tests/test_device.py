@@ -14,9 +14,10 @@ import pytest
 from icml26 import grid, pipeline, registry, seeding
 
 TORCH_PAPERS = ["castle", "chatsfm", "clasp", "codemamba", "cofrgenets", "cryoace",
-                "ctf-dojo", "cyber-reward-sparsity", "lamp", "muloco", "pro-dyn",
-                "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl", "smac",
-                "std-former", "telecomts", "telescope-perplexity", "time-peft", "vdw-gnn"]
+                "ctf-dojo", "cyber-reward-sparsity", "lamp", "muloco", "multihal",
+                "pro-dyn", "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl",
+                "smac", "std-former", "telecomts", "telescope-perplexity", "time-peft",
+                "vdw-gnn"]
 
 
 class Reached(Exception):

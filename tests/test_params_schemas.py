@@ -52,6 +52,7 @@ CASES = {
     "re-trac": ("tau", "n_questions"),
     "ctf-dojo": ("eps_plain", "n_pool"),
     "prm-adaptive-tts": ("thetas", "n_per_K"),
+    "multihal": ("kg", ("lm", "steps")),
 }
 SLUGS = list(CASES)
 
