@@ -53,6 +53,7 @@ CASES = {
     "ctf-dojo": ("eps_plain", "n_pool"),
     "prm-adaptive-tts": ("thetas", "n_per_K"),
     "multihal": ("kg", ("lm", "steps")),
+    "apm": ("n_languages", "n_test"),
 }
 SLUGS = list(CASES)
 
