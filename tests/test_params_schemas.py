@@ -54,6 +54,7 @@ CASES = {
     "prm-adaptive-tts": ("thetas", "n_per_K"),
     "multihal": ("kg", ("lm", "steps")),
     "apm": ("n_languages", "n_test"),
+    "medmosaic": ("window", "n_test_per_type"),
 }
 SLUGS = list(CASES)
 
