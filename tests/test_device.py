@@ -17,7 +17,7 @@ TORCH_PAPERS = ["castle", "chatsfm", "clasp", "codemamba", "cofrgenets", "cryoac
                 "ctf-dojo", "cyber-reward-sparsity", "lamp", "muloco", "multihal",
                 "pro-dyn", "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl",
                 "smac", "std-former", "telecomts", "telescope-perplexity", "time-peft",
-                "vdw-gnn"]
+                "unirrm", "vdw-gnn"]
 
 
 class Reached(Exception):

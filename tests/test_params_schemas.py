@@ -55,6 +55,7 @@ CASES = {
     "multihal": ("kg", ("lm", "steps")),
     "apm": ("n_languages", "n_test"),
     "medmosaic": ("window", "n_test_per_type"),
+    "unirrm": ("n_test", "epochs"),
 }
 SLUGS = list(CASES)
 
