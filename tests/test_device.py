@@ -15,9 +15,9 @@ from icml26 import grid, pipeline, registry, seeding
 
 TORCH_PAPERS = ["castle", "chatsfm", "clasp", "codemamba", "cofrgenets", "cryoace",
                 "ctf-dojo", "cyber-reward-sparsity", "lamp", "muloco", "multihal",
-                "pro-dyn", "rl-vs-sft-forgetting", "sad-flower", "sim2real-safe-metarl",
-                "smac", "std-former", "telecomts", "telescope-perplexity", "time-peft",
-                "unirrm", "vdw-gnn"]
+                "privasis", "pro-dyn", "rl-vs-sft-forgetting", "sad-flower",
+                "sim2real-safe-metarl", "smac", "std-former", "telecomts",
+                "telescope-perplexity", "time-peft", "unirrm", "vdw-gnn"]
 
 
 class Reached(Exception):

@@ -56,6 +56,7 @@ CASES = {
     "apm": ("n_languages", "n_test"),
     "medmosaic": ("window", "n_test_per_type"),
     "unirrm": ("n_test", "epochs"),
+    "privasis": ("lr", "steps"),
 }
 SLUGS = list(CASES)
 
