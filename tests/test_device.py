@@ -16,8 +16,8 @@ from icml26 import grid, pipeline, registry, seeding
 TORCH_PAPERS = ["castle", "chatsfm", "clasp", "codemamba", "cofrgenets", "cryoace",
                 "ctf-dojo", "cyber-reward-sparsity", "lamp", "muloco", "multihal",
                 "privasis", "pro-dyn", "rl-vs-sft-forgetting", "sad-flower",
-                "sim2real-safe-metarl", "smac", "std-former", "telecomts",
-                "telescope-perplexity", "time-peft", "unirrm", "vdw-gnn"]
+                "sim2real-safe-metarl", "smac", "stage-accountability", "std-former",
+                "telecomts", "telescope-perplexity", "time-peft", "unirrm", "vdw-gnn"]
 
 
 class Reached(Exception):

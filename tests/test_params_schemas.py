@@ -57,6 +57,7 @@ CASES = {
     "medmosaic": ("window", "n_test_per_type"),
     "unirrm": ("n_test", "epochs"),
     "privasis": ("lr", "steps"),
+    "stage-accountability": ("hidden", "n_test"),
 }
 SLUGS = list(CASES)
 
