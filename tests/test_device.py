@@ -17,7 +17,8 @@ TORCH_PAPERS = ["castle", "chatsfm", "clasp", "codemamba", "cofrgenets", "cryoac
                 "ctf-dojo", "cyber-reward-sparsity", "lamp", "muloco", "multihal",
                 "privasis", "pro-dyn", "rl-vs-sft-forgetting", "sad-flower",
                 "sim2real-safe-metarl", "smac", "stage-accountability", "std-former",
-                "telecomts", "telescope-perplexity", "time-peft", "unirrm", "vdw-gnn"]
+                "telecomts", "telescope-perplexity", "time-peft",
+                "transformer-holder-approx", "unirrm", "vdw-gnn"]
 
 
 class Reached(Exception):

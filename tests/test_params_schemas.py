@@ -58,6 +58,7 @@ CASES = {
     "unirrm": ("n_test", "epochs"),
     "privasis": ("lr", "steps"),
     "stage-accountability": ("hidden", "n_test"),
+    "transformer-holder-approx": ("steps_approx", "n_approx"),
 }
 SLUGS = list(CASES)
 
