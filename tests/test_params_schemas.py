@@ -59,6 +59,7 @@ CASES = {
     "privasis": ("lr", "steps"),
     "stage-accountability": ("hidden", "n_test"),
     "transformer-holder-approx": ("steps_approx", "n_approx"),
+    "feature-unlearning": ("d", "steps"),
 }
 SLUGS = list(CASES)
 
