@@ -189,6 +189,71 @@ def test_stacked_training_equals_separate_runs():
             assert torch.allclose(stack.params[name].detach()[r], q, atol=2e-5), name
 
 
+def test_stacked_forward_equals_the_shared_gpt_at_the_loss_positions():
+    """The training forward (batched over replicas, last layer only at the loss positions)
+    gives GPT's logits there and the same loss as the full masked forward, for 1-3 layers."""
+    from icml26.papers.multihal import lm as LM
+
+    b = _bench()
+    seq, mask = B.train_arrays(b, 24)
+    at, tgt, m = LM.loss_positions(seq, mask)
+    assert at.shape[1] == 3  # a fact's 3 targets; QA: answer and <eos>
+    T = seq.shape[1] - 1
+    gen = np.random.default_rng(0)
+    for layers in (1, 2, 3):
+        config = LM.gpt_config(b.vocab_size, {"context": 24, "n_heads": 4, "mlp_ratio": 4},
+                               {"n_layers": layers, "d_model": 16})
+        stack = LM.StackedGPT(config, [5, 6], torch.device("cpu"))
+        idx = gen.integers(0, len(seq), (2, 9))
+        x = torch.as_tensor(seq[idx, :-1])                                   # (2, 9, T)
+        flat = torch.as_tensor((at[idx] + T * np.arange(9)[:, None]).reshape(2, -1))
+        out = stack.logits(x, flat)                                          # (2, 27, V)
+        for r in range(2):
+            full = stack.replica_logits(r, x[r])                             # (9, T, V)
+            ref = full.reshape(9 * T, -1)[flat[r]]
+            assert torch.allclose(out[r], ref, atol=1e-5)
+            loss = LM.masked_nll(out[r][None, None], torch.as_tensor(tgt[idx[r]]).reshape(
+                1, 1, -1), torch.as_tensor(m[idx[r]]).reshape(1, 1, -1))
+            loss_full = LM.masked_nll(full[None], torch.as_tensor(seq[idx[r], 1:])[None],
+                                      torch.as_tensor(mask[idx[r]])[None])
+            assert torch.allclose(loss, loss_full, atol=1e-5)
+
+
+def test_unseen_spouse_answers_are_never_training_targets_and_types_are_broken_down():
+    """The mechanism of the 1-hop KG-RAG gap (second round): an unseen person's spouse is a
+    person whose name is never an output in training; the per-type metrics of a model that
+    always answers with the question's own entity are entailment 0 and question-entity mass 1."""
+    cfg = _cfg("default")
+    b = _bench(cfg)
+    targets = B.trained_targets(b)
+    sp = [c for c, ch in enumerate(b.chains) if ch == ("spouse_of",)][0]
+    for q in b.questions:
+        if q["chain"] == sp and not q["seen"]:
+            assert b.tok(q["gold"]) not in targets
+        if b.chains[q["chain"]][-1] == "located_in" or q["seen"]:
+            assert b.tok(q["gold"]) in targets
+    card = B.data_card(b)
+    assert card["test questions whose gold answer is never a training target"] >= sum(
+        q["chain"] == sp and not q["seen"] for q in b.questions) > 0
+
+    def own_entity(prompts):
+        p = np.zeros((len(prompts), b.vocab_size))
+        for i, pr in enumerate(prompts):  # the question's entity: the last entity before A
+            p[i, [t for t in pr if b.ent_offset <= t < b.ent_offset + b.n_entities][-1]] = 1
+        return p
+
+    out = experiment.answer_all(cfg, b, own_entity)
+    for method in ("vanilla", "kg-rag"):
+        for c in range(len(b.chains)):
+            assert out[method][f"type{c}_entail"] == 0.0
+            assert out[method][f"type{c}_qmass"] == 1.0
+        assert out[method]["goldfreq0_entail"] == 0.0
+        assert sum(out[method][f"goldfreq{k}_share"] for k in range(len(B.FREQ_BINS))) == \
+            pytest.approx(1.0)
+    # the never-trained bin holds the unseen persons' spouse questions
+    assert out["kg-rag"]["goldfreq0_share"] > 0
+
+
 def _metrics(delta=0.3, unseen_extra=0.3, unfiltered_gap=0.3, hop_gap=-0.2, sizes=("tiny",),
              seeds=range(5)):
     rows = []
@@ -284,4 +349,4 @@ def test_short_pipeline_end_to_end(tmp_path):
     assert metrics.groupby("seed")["fact_recall"].nunique().eq(1).all()
     assert (out["figures"] / "kg_rag_gain.png").exists()
     assert set(figures.tables(cfg, metrics, None)) == {"baseline_table", "entailment_breakdown",
-                                                      "data_card"}
+                                                      "entailment_by_type", "data_card"}

@@ -77,14 +77,42 @@ FIDELITY = """\
   Models: the shared pre-LN GPT (`icml26.lm.model`, tied embeddings, learned positions,
   context 24, 4 heads, MLP 4x, no dropout); AdamW (betas 0.9/0.95, INFERRED; weight decay 0.01
   on matrices), lr 3e-3, no warm-up, cosine decay to 0, per-model gradient clip 1.0
-  (INFERRED). The five seeds of a size train stacked (one vmap); a unit test checks that this
-  equals separate trainings.
-- **Scaled down for the CPU budget (default).** 5 seeds (spec: 3) and the spec's 2000 steps,
-  but batch 16 instead of 64 (the spec's batch at 5 seeds and both sizes costs about 350
-  CPU-s, twice the 180 CPU-s budget). The premise that seen persons' facts are stored is
-  measured in every run (`fact_recall`: greedy completion of every fact sentence of the
-  training text; claim 2's note). Smoke: 30 persons, 1 language, the tiny model, 200 steps,
-  1 seed (spec).
+  (INFERRED). The five seeds of a size train stacked (batched over the seed axis); a unit
+  test checks that this equals separate trainings.
+- **Scaled down for the CPU budget (default).** 5 seeds (spec: 3) and batch 16 instead of 64,
+  with the spec's 2000 steps for both model sizes. A second-round cut to 1500 steps, chosen
+  by CPU alone, was reverted by the lead because a side run showed that it broke a premise
+  the paper rests on (not every seen person's fact was stored any more); the decision looked
+  at the premise measure (`fact_recall`), which is not a claim metric. The premise is measured
+  in every run (`fact_recall`: greedy completion of every fact sentence of the training text;
+  claim 2's note). Smoke: 30 persons, 1 language, the tiny model, 200 steps, 1 seed (spec).
+- **Why curated KG-RAG scores lower on 1-hop than on 2-hop questions (second round; not a
+  code bug).** The per-type table (`entailment_by_type`) and claim 1's note locate the gap in
+  the answer tokens. Names are single tokens and the embeddings are tied, so a model copies
+  the path's tail well only if that token was often a training target (an output of facts
+  and QA), and every softmax of training pushes the logits of rarely or never produced tokens
+  down. 2-hop answers are countries and head-office cities, frequent targets; 1-hop answers
+  include organisations and persons, rarer targets, and (a) the spouses of unseen persons,
+  never targets: an unseen person's spouse is another unseen person (the INFERRED
+  within-group pairing; pairing across groups would put unseen persons into the seen
+  persons' fact sentences, against the spec), and a person is an output only as somebody's
+  spouse. The table and claim 1's note give KG-RAG entailment by how often the gold answer is
+  a training target, 1-hop and 2-hop apart: within a frequency bin the gap mostly closes. A
+  real LLM copies a rare name from subword tokens it has produced often; this is a property
+  of the miniature's single-token answers. (b) For seen persons, spouse_of is stored in both
+  directions; given the path `p spouse_of s` the models often answer with the question's own
+  person p (the stored spouse of s): the table gives the probability of that answer. Prompt
+  construction, the answer position read, the scores and the training coverage of 1-hop KG
+  prompts were checked (tests: loss positions, hand-scored rows, per-type metrics of a model
+  that answers with the question's entity). Nothing was changed in the benchmark: the gap is
+  reported, and claims 1 and 2 include these rows as before.
+- **Training cost, engineering (second round).** The training forward is the shared GPT's
+  function written with batched matmuls over the seed axis (no vmap); the last layer, the
+  final LayerNorm and the vocabulary head run only at the loss positions (at most 3 of the 12
+  per sequence); parameters sit in two flat tensors, so clipping and AdamW are a few
+  operations per step. Tests check equal logits and loss against the shared GPT and equal
+  parameters against separate trainings. Evaluation is one forward per prompt and condition
+  (no generation: single-token answers).
 - **Full scale (INFERRED details).** 400 persons, a sixth relation (`studied_at`), 3-hop
   question types, 5 languages, 3 paraphrased templates per (type, language), a third model
   size (4 layers, d = 128), 8000 steps at the spec's batch 64, 10 seeds. Not run here.

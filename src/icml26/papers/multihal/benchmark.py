@@ -397,6 +397,27 @@ def row_prompt(b: Benchmark, row) -> list[int]:
     return kg_prompt(b, row["path"], q["person"], q["chain"], q["lang"], q["para"])
 
 
+def target_counts(b: Benchmark) -> dict[int, int]:
+    """How often each token is a loss target in the training corpus (answers, fact objects).
+    With tied embeddings and single-token names, a token rarely or never trained as an output
+    has its logit pushed down by every softmax, so a model copies it from a path poorly or
+    not at all (second round)."""
+    out: dict[int, int] = {}
+    for toks, first, _ in b.train_seqs:
+        for t in toks[first:]:
+            out[int(t)] = out.get(int(t), 0) + 1
+    return out
+
+
+def trained_targets(b: Benchmark) -> set[int]:
+    """Every token that some training sequence has as a loss target."""
+    return set(target_counts(b))
+
+
+# bins of how often a test question's gold answer is a training target (report breakdown)
+FREQ_BINS = (("0", 0, 0), ("1-10", 1, 10), ("11-30", 11, 30), ("over 30", 31, 10**9))
+
+
 def fact_probes(b: Benchmark) -> tuple[np.ndarray, np.ndarray]:
     """Every fact sentence of the training text as (e1, rel) -> e2: prompts (n, 2), targets."""
     facts = [s for s, _, kind in b.train_seqs if kind == "fact"]
@@ -435,6 +456,12 @@ def data_card(b: Benchmark) -> dict[str, float]:
     unf = [r for r in b.rows if r["cond"] == "unfiltered"]
     out["mined paths rated < keep (coincidental)"] = float(
         sum(r["score"] < int(b.params["eval"]["judge_keep"]) for r in unf))
+    targets = trained_targets(b)
+    out["test questions whose gold answer is never a training target"] = float(
+        sum(b.tok(q["gold"]) not in targets for q in qs))
+    for c, chain in enumerate(b.chains):
+        out[f"  of which {chain_name(chain)}"] = float(
+            sum(q["chain"] == c and b.tok(q["gold"]) not in targets for q in qs))
     with_curated = {r["q"] for r in b.rows if r["cond"] == "curated"}
     out["questions without a curated path (dropped)"] = float(len(qs) - len(with_curated))
     # what a model could exploit

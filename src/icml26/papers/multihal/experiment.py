@@ -43,13 +43,19 @@ def prepare(cfg: dict, rng: np.random.Generator) -> dict[str, np.ndarray]:
     return out
 
 
-def summarise_rows(b: B.Benchmark, rows: list, expected: dict, greedy: dict) -> dict:
+def summarise_rows(b: B.Benchmark, rows: list, expected: dict, greedy: dict,
+                   qmass: np.ndarray | None = None) -> dict:
     """Means over rows: overall (T = 1 expectation and greedy), per language, and the
-    entailment breakdowns (seen / unseen persons, hop count, seen persons by hop count)."""
+    entailment breakdowns (seen / unseen persons, hop count, seen persons by hop count,
+    question type and type x language, gold answer a training target or not). ``qmass``:
+    per row the probability of answering with the question's own entity."""
     qs = [b.questions[r["q"]] for r in rows]
     lang = np.array([q["lang"] for q in qs], dtype=int)
     seen = np.array([q["seen"] for q in qs], dtype=bool)
     hops = np.array([q["hops"] for q in qs], dtype=int)
+    chain = np.array([q["chain"] for q in qs], dtype=int)
+    counts = B.target_counts(b)
+    freq = np.array([counts.get(b.tok(q["gold"]), 0) for q in qs], dtype=int)
 
     def mean(v, sel=None):
         v = v if sel is None else v[sel]
@@ -67,6 +73,24 @@ def summarise_rows(b: B.Benchmark, rows: list, expected: dict, greedy: dict) -> 
     for h in range(1, int(b.params["kg"]["max_hops"]) + 1):
         out[f"entail_{h}hop"] = mean(e, hops == h)
         out[f"entail_seen_{h}hop"] = mean(e, seen & (hops == h))
+    # second round: the per-type breakdown (1-hop vs 2-hop gap of KG-RAG) and its mechanism
+    for c in range(len(b.chains)):
+        out[f"type{c}_entail"] = mean(e, chain == c)
+        out[f"type{c}_entail_seen"] = mean(e, (chain == c) & seen)
+        out[f"type{c}_entail_unseen"] = mean(e, (chain == c) & ~seen)
+        for l in range(b.n_languages):
+            out[f"type{c}_entail_L{l}"] = mean(e, (chain == c) & (lang == l))
+        if qmass is not None:
+            out[f"type{c}_qmass"] = mean(qmass, chain == c)
+            out[f"type{c}_qmass_seen"] = mean(qmass, (chain == c) & seen)
+    # by how often the gold answer is a training target (the copy mechanism's coverage)
+    for k, (_, lo, hi) in enumerate(B.FREQ_BINS):
+        sel = (freq >= lo) & (freq <= hi)
+        out[f"goldfreq{k}_share"] = mean(sel.astype(float))
+        out[f"goldfreq{k}_entail"] = mean(e, sel)
+        for h in range(1, int(b.params["kg"]["max_hops"]) + 1):
+            out[f"goldfreq{k}_entail_{h}hop"] = mean(e, sel & (hops == h))
+            out[f"goldfreq{k}_share_{h}hop"] = mean(sel[hops == h].astype(float))
     return out
 
 
@@ -91,7 +115,9 @@ def answer_all(cfg, b: B.Benchmark, probs_fn) -> dict[str, dict]:
         for s in SCORES:
             expected[s], greedy[s] = expected_and_greedy(p, qscores[s][qi]) if len(rows) else (
                 np.zeros(0), np.zeros(0))
-        out[method] = summarise_rows(b, rows, expected, greedy)
+        qmass = p[np.arange(len(rows)), [b.tok(b.questions[i]["person"]) for i in qi]] \
+            if len(rows) else np.zeros(0)
+        out[method] = summarise_rows(b, rows, expected, greedy, qmass)
     return out
 
 
