@@ -60,6 +60,7 @@ CASES = {
     "stage-accountability": ("hidden", "n_test"),
     "transformer-holder-approx": ("steps_approx", "n_approx"),
     "feature-unlearning": ("d", "steps"),
+    "cde-dataset-distillation": ("ipc", "iterations"),
 }
 SLUGS = list(CASES)
 
