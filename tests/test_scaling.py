@@ -52,3 +52,22 @@ def test_bisect_grid_finds_the_threshold_with_few_calls():
     value, n_calls = scaling.bisect_grid(grid, pred)
     assert value == grid[grid >= 1000][0] and n_calls == len(calls) <= 6
     assert math.isnan(scaling.bisect_grid(grid, lambda n: False)[0])
+
+
+def test_fit_power_floor_recovers_a_known_law_and_batches():
+    from icml26.scaling import fit_power_floor
+    k = np.array([1, 2, 4, 8, 16, 32, 64], dtype=float)
+    y = 3.0 * k ** -0.7 + 0.25
+    f = fit_power_floor(k, y)
+    assert abs(f["A"] - 3.0) < 1e-4 and abs(f["alpha"] - 0.7) < 1e-4 and abs(f["F"] - 0.25) < 1e-4
+    assert f["r2"] > 1 - 1e-9
+    # alpha fixed; a curve with a NaN gives NaN; a batch equals the curves fitted one by one
+    assert abs(fit_power_floor(k, y, alpha=0.7)["F"] - 0.25) < 1e-9
+    Y = np.stack([y, 2.0 * k ** -0.3 + 0.1, np.where(k == 4, np.nan, y)])
+    batch = fit_power_floor(k, Y)
+    for i in range(2):
+        one = fit_power_floor(k, Y[i])
+        assert np.isclose(batch["alpha"][i], one["alpha"]) and np.isclose(batch["F"][i], one["F"])
+    assert np.isnan(batch["alpha"][2])
+    # the floor is never negative: a curve that falls below its power part is fitted with F = 0
+    assert fit_power_floor(k, 2.0 * k ** -0.5 - 0.01)["F"] >= 0.0

@@ -6,6 +6,8 @@ target. numpy only; used by the statistical-learning-theory papers and later one
   t-interval over seeds (the project's rule for claims about an exponent).
 - ``samples_to_reach``: the smallest n at which a measured curve reaches a target, by linear
   interpolation in log n between the last grid point below and the first at or above it.
+- ``fit_power_floor``: least squares for y = A k^-alpha + F with A, F >= 0 and alpha in bounds
+  (or fixed), for one curve or a batch: a scaling law with an irreducible floor.
 - ``bisect_grid``: the smallest grid value whose (monotone) predicate holds, with O(log) calls,
   for sample complexities that are expensive to evaluate at every grid point.
 """
@@ -93,3 +95,83 @@ def geometric_grid(start: float, stop: float, num: int, integer: bool = True) ->
     duplicates after rounding removed)."""
     g = np.geomspace(start, stop, num)
     return np.unique(np.round(g).astype(np.int64)) if integer else g
+
+
+GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def _nnls2(x, y):
+    """min ||y - A x - F||^2 over A, F >= 0 for x (..., n), y (..., n): (A, F, sse)."""
+    n = x.shape[-1]
+    sx, sy = x.sum(-1), y.sum(-1)
+    sxx, sxy = (x * x).sum(-1), (x * y).sum(-1)
+    det = n * sxx - sx * sx
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a_free = np.where(det > 0, (n * sxy - sx * sy) / det, 0.0)
+    f_free = (sy - a_free * sx) / n
+    a_only = np.maximum(np.where(sxx > 0, sxy / np.where(sxx > 0, sxx, 1.0), 0.0), 0.0)
+    f_only = np.maximum(sy / n, 0.0)
+    cands = [(a_free, f_free), (a_only, np.zeros_like(a_only)), (np.zeros_like(f_only), f_only)]
+    best_a, best_f, best_sse = None, None, None
+    for a, f in cands:
+        ok = (a >= 0) & (f >= 0)
+        sse = ((y - a[..., None] * x - f[..., None]) ** 2).sum(-1)
+        sse = np.where(ok, sse, np.inf)
+        if best_sse is None:
+            best_a, best_f, best_sse = a, f, sse
+        else:
+            take = sse < best_sse
+            best_a = np.where(take, a, best_a)
+            best_f = np.where(take, f, best_f)
+            best_sse = np.where(take, sse, best_sse)
+    return best_a, best_f, best_sse
+
+
+def fit_power_floor(k, y, alpha_bounds=(0.05, 2.0), alpha=None, grid: int = 64,
+                    iters: int = 40) -> dict:
+    """Least-squares fit of y = A k^-alpha + F (A, F >= 0, alpha in ``alpha_bounds``; or alpha
+    fixed) to one curve y (n,) or many (B, n). Returns arrays (scalars for one curve):
+    A, alpha, F, sse, r2 (1 - SSE / total sum of squares about the mean)."""
+    k = np.asarray(k, dtype=float)
+    y = np.asarray(y, dtype=float)
+    single = y.ndim == 1
+    Y = y[None] if single else y
+    lk = np.log(k)
+    if alpha is not None:
+        al = np.full(len(Y), float(alpha))
+    else:
+        lo, hi = alpha_bounds
+        g = np.linspace(lo, hi, grid)
+        x = np.exp(-g[:, None] * lk[None])                               # (G, n)
+        _, _, sse = _nnls2(x[None], Y[:, None, :])                       # (B, G)
+        i = np.argmin(sse, axis=1)
+        a = g[np.maximum(i - 1, 0)]
+        b = g[np.minimum(i + 1, grid - 1)]
+
+        def prof(al):
+            return _nnls2(np.exp(-al[:, None] * lk[None]), Y)[2]
+
+        c = b - GOLDEN * (b - a)
+        d = a + GOLDEN * (b - a)
+        fc, fd = prof(c), prof(d)
+        for _ in range(iters):
+            left = fc < fd
+            b = np.where(left, d, b)
+            a = np.where(left, a, c)
+            nc = b - GOLDEN * (b - a)
+            nd = a + GOLDEN * (b - a)
+            c, d = np.where(left, nc, d), np.where(left, c, nd)
+            fc, fd = np.where(left, prof(c), fd), np.where(left, fc, prof(d))
+        al = np.where(fc < fd, c, d)
+        # keep the grid point if it is better than the refined one (flat profiles)
+        gi = g[i]
+        al = np.where(prof(gi) < prof(al), gi, al)
+    A, F, sse = _nnls2(np.exp(-al[:, None] * lk[None]), Y)
+    sst = ((Y - Y.mean(1, keepdims=True)) ** 2).sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = np.where(sst > 0, 1.0 - sse / sst, np.nan)
+    bad = ~np.isfinite(Y).all(1)
+    out = {"A": A, "alpha": al, "F": F, "sse": sse, "r2": r2}
+    for key in out:
+        out[key] = np.where(bad, np.nan, out[key])
+    return {key: float(v[0]) for key, v in out.items()} if single else out
