@@ -16,9 +16,9 @@ from icml26 import grid, pipeline, registry, seeding
 TORCH_PAPERS = ["castle", "cde-dataset-distillation", "chatsfm", "clasp", "codemamba",
                 "cofrgenets", "cryoace", "ctf-dojo", "cyber-reward-sparsity", "lamp",
                 "muloco", "multihal", "privasis", "pro-dyn", "rl-vs-sft-forgetting",
-                "sad-flower", "sim2real-safe-metarl", "smac", "stage-accountability",
-                "std-former", "telecomts", "telescope-perplexity", "time-peft",
-                "transformer-holder-approx", "unirrm", "vdw-gnn"]
+                "rollout-scheduling", "sad-flower", "sim2real-safe-metarl", "smac",
+                "stage-accountability", "std-former", "telecomts", "telescope-perplexity",
+                "time-peft", "transformer-holder-approx", "unirrm", "vdw-gnn"]
 
 
 class Reached(Exception):

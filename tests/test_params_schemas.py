@@ -61,6 +61,7 @@ CASES = {
     "transformer-holder-approx": ("steps_approx", "n_approx"),
     "feature-unlearning": ("d", "steps"),
     "cde-dataset-distillation": ("ipc", "iterations"),
+    "rollout-scheduling": ("lr", "steps"),
 }
 SLUGS = list(CASES)
 

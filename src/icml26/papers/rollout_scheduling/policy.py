@@ -1,0 +1,125 @@
+"""The tiny arithmetic policy, stacked over runs (torch).
+
+Spec: embeddings E_a, E_b in R^32 (separate tables) -> concat -> Linear 64 -> 64, tanh ->
+Linear 64 -> V logits. Every tensor carries a leading run axis R, so all runs of a job train
+side by side with their own weights (a loss summed over runs gives each run its own gradient;
+Adam is elementwise). With multi-token answers (full profile: tens digit, then units digit)
+the policy also reads an embedding of the previous answer token (BOS for the first), so
+log pi(answer | p) = sum_t log pi(token_t | p, token_<t).
+
+Initialisation (INFERRED, torch's defaults): embeddings N(0, 1), linear layers
+U(-1/sqrt(fan_in), 1/sqrt(fan_in)); drawn on a CPU generator per seed, then moved.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+NAMES = ("Ea", "Eb", "Ep", "W1", "b1", "W2", "b2")
+
+
+def init(seeds, n_operands: int, vocab: int, n_tokens: int, embed: int, hidden: int,
+         device) -> dict:
+    """Stacked parameters, one slice per entry of ``seeds`` (leaf tensors on ``device``)."""
+    per = []
+    d_in = embed * (3 if n_tokens > 1 else 2)
+    for seed in seeds:
+        g = torch.Generator().manual_seed(int(seed) % 2**63)
+        p = {"Ea": torch.randn(n_operands, embed, generator=g),
+             "Eb": torch.randn(n_operands, embed, generator=g),
+             "Ep": torch.randn(vocab + 1, embed, generator=g)}
+        for w, b, fi, fo in (("W1", "b1", d_in, hidden), ("W2", "b2", hidden, vocab)):
+            bound = 1.0 / math.sqrt(fi)
+            p[w] = (torch.rand(fi, fo, generator=g) * 2 - 1) * bound
+            p[b] = (torch.rand(1, fo, generator=g) * 2 - 1) * bound
+        per.append(p)
+    return {k: torch.stack([p[k] for p in per]).to(device).requires_grad_(True) for k in NAMES}
+
+
+def _rows(table: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """table (R, n, d), idx (R, N) -> (R, N, d)."""
+    return torch.gather(table, 1, idx[..., None].expand(-1, -1, table.shape[-1]))
+
+
+def hidden(params: dict, a, b, prev=None) -> torch.Tensor:
+    """Last hidden layer h (R, N, H) for prompts a, b (R, N) and previous token ``prev``."""
+    parts = [_rows(params["Ea"], a), _rows(params["Eb"], b)]
+    if prev is not None:
+        parts.append(_rows(params["Ep"], prev))
+    return torch.tanh(torch.baddbmm(params["b1"], torch.cat(parts, -1), params["W1"]))
+
+
+def logits_of(params: dict, h: torch.Tensor) -> torch.Tensor:
+    return torch.baddbmm(params["b2"], h, params["W2"])
+
+
+def token_pass(params: dict, a, b, tokens, n_tokens: int, vocab: int):
+    """Teacher-forced pass over answer tokens (R, N, T): per token the hidden layer (R, N, T, H),
+    the log-probabilities (R, N, T, V); and the answer's log-prob (R, N)."""
+    hs, lps = [], []
+    for t in range(n_tokens):
+        prev = None
+        if n_tokens > 1:
+            prev = torch.full_like(a, vocab) if t == 0 else tokens[..., t - 1]
+        h = hidden(params, a, b, prev)
+        hs.append(h)
+        lps.append(F.log_softmax(logits_of(params, h), -1))
+    h, lp = torch.stack(hs, 2), torch.stack(lps, 2)
+    logp = lp.gather(-1, tokens[..., None])[..., 0].sum(-1)
+    return h, lp, logp
+
+
+@torch.no_grad()
+def sample(params: dict, a, b, uniforms: torch.Tensor, n_tokens: int, vocab: int,
+           temperature: float = 1.0):
+    """Answer tokens (R, N, T) by inverse CDF from ``uniforms`` (R, N, T), token by token."""
+    toks = []
+    for t in range(n_tokens):
+        prev = None
+        if n_tokens > 1:
+            prev = torch.full_like(a, vocab) if t == 0 else toks[-1]
+        probs = F.softmax(logits_of(params, hidden(params, a, b, prev)) / temperature, -1)
+        nxt = (probs.cumsum(-1) < uniforms[..., t:t + 1]).sum(-1).clamp(max=vocab - 1)
+        toks.append(nxt)
+    return torch.stack(toks, -1)
+
+
+@torch.no_grad()
+def greedy(params: dict, a, b, n_tokens: int, vocab: int) -> torch.Tensor:
+    """Greedy answer tokens (R, N, T) (argmax token by token)."""
+    toks = []
+    for t in range(n_tokens):
+        prev = None
+        if n_tokens > 1:
+            prev = torch.full_like(a, vocab) if t == 0 else toks[-1]
+        toks.append(logits_of(params, hidden(params, a, b, prev)).argmax(-1))
+    return torch.stack(toks, -1)
+
+
+def accuracy(params: dict, task, prompts: np.ndarray, idx: np.ndarray, n_tokens: int,
+             vocab: int, device) -> np.ndarray:
+    """Clean greedy accuracy per run on the prompt indices ``idx`` (R, N) -> (R,)."""
+    p = prompts[idx]
+    a = torch.as_tensor(p[..., 0]).to(device)
+    b = torch.as_tensor(p[..., 1]).to(device)
+    toks = greedy(params, a, b, n_tokens, vocab).cpu().numpy()
+    return task.check(p, toks).mean(axis=-1)
+
+
+def sft(params: dict, opt, task, prompts: np.ndarray, idx: np.ndarray, steps: int, device):
+    """Supervised warm start: full-batch cross-entropy on the correct answers of the prompts
+    ``idx`` (R, N) (teacher forcing), ``steps`` Adam steps."""
+    p = prompts[idx]
+    a = torch.as_tensor(p[..., 0]).to(device)
+    b = torch.as_tensor(p[..., 1]).to(device)
+    tokens = torch.as_tensor(task.encode(task.answer(p))).to(device)
+    for _ in range(steps):
+        _, _, logp = token_pass(params, a, b, tokens, task.n_tokens, task.vocab)
+        loss = -logp.mean(-1).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
