@@ -111,6 +111,101 @@ def test_cropped_batch_gives_the_padded_logits():
     assert torch.allclose(full, crop, atol=1e-6)
 
 
+def test_char_ids_match_the_alphabet_by_hand():
+    from icml26.papers.ctf_dojo.features import CHARS
+
+    ids, lens = char_ids(["flag{ab}", "", "A\xe9%" + "z" * 200, "\u0100b"], 6)
+    assert lens.tolist() == [6, 0, 6, 2]
+    idx = {c: i + 2 for i, c in enumerate(CHARS)}
+    assert ids[0].tolist() == [idx[c] for c in "flag{a"]
+    assert ids[1].tolist() == [0] * 6
+    assert ids[2].tolist() == [idx["A"], 1, idx["%"], idx["z"], idx["z"], idx["z"]]
+    assert ids[3].tolist() == [1, idx["b"], 0, 0, 0, 0]
+
+
+def _tiny_pairs(seed, n):
+    rng = np.random.default_rng(seed)
+    alphabet = list("ABCxyz0129+/={}")
+    strs = ["".join(rng.choice(alphabet, rng.integers(0, 30))) for _ in range(n)]
+    ids, lens = char_ids(strs, 96)
+    return {"ids": ids, "lens": lens, "last": rng.integers(-1, 7, n), "err": rng.integers(0, 2, n),
+            "t": rng.integers(0, 10, n), "act": rng.integers(0, 7, n)}
+
+
+def test_packed_stacked_forward_and_written_out_gradients_match_autograd():
+    """Two stacked models on packed batches: the logits equal the padded ``forward`` per model
+    and the written-out gradients equal autograd's through it."""
+    torch = pytest.importorskip("torch")
+    from icml26.papers.ctf_dojo import student
+
+    Ps = [student.init_params(s, 7, 8, _params(), torch.device("cpu")) for s in (1, 2)]
+    prs = [_tiny_pairs(0, 9), _tiny_pairs(1, 5)]
+    pb = student.PackedBatch([p["ids"] for p in prs], [p["lens"] for p in prs],
+                             [p["last"] for p in prs], [p["err"] for p in prs],
+                             [p["t"] for p in prs], 2, torch.device("cpu"))
+    S = student.stack_params(Ps)
+    with torch.no_grad():
+        logits, cache = student.stacked_forward(S, pb, 8)
+    gl = torch.zeros_like(logits)
+    t = torch.as_tensor
+    for g, (P, pr) in enumerate(zip(Ps, prs, strict=True)):
+        B = len(pr["lens"])
+        ref = student.forward(P, t(pr["ids"]), t(pr["lens"]), t(pr["last"]), t(pr["err"]),
+                              t(pr["t"]), 8)
+        assert torch.allclose(logits[g, :B], ref, atol=1e-5)
+        loss = torch.nn.functional.cross_entropy(ref, t(pr["act"]))
+        gref = dict(zip(P, torch.autograd.grad(loss, list(P.values())), strict=True))
+        gl[g, :B] = (ref.detach().softmax(1) - torch.nn.functional.one_hot(
+            t(pr["act"]), 7).float()) / B
+        if g == 0:
+            first = gref
+    G = student.stacked_backward(S, pb, cache, gl)
+    for g, P in enumerate(Ps):
+        P_ = {k: v for k, v in P.items()}
+        ref_g = first if g == 0 else gref
+        for k in P_:
+            scale = float(ref_g[k].abs().max()) + 1e-8
+            assert float((G[k][g] - ref_g[k]).abs().max()) / scale < 1e-4, (g, k)
+
+
+def test_stacked_training_equals_training_alone():
+    """Three students of different data sizes (so the small ones sit out the last steps) trained
+    as one stack end where each ends alone (autograd, torch-layout Adam) up to float rounding,
+    with the same loss curves."""
+    torch = pytest.importorskip("torch")
+    from icml26.papers.ctf_dojo import student
+
+    Ps = [student.init_params(s, 7, 8, _params(), torch.device("cpu")) for s in (3, 4, 5)]
+    prs = [_tiny_pairs(2, 40), _tiny_pairs(3, 100), _tiny_pairs(4, 17)]
+    kw = dict(epochs=3, lr=0.01, batch=16, bucket=2, max_steps=8, device=torch.device("cpu"))
+    out, logs = student.behaviour_clone_stacked(
+        student.stack_params(Ps), prs, rngs=[np.random.default_rng(10 + g) for g in range(3)],
+        **kw)
+    for g, (P, pr) in enumerate(zip(Ps, prs, strict=True)):
+        alone = student._behaviour_clone_autograd(P, pr, rng=np.random.default_rng(10 + g), **kw)
+        assert np.allclose([r[1] for r in alone], [r[1] for r in logs[g]], rtol=1e-5)
+        assert [r[2] for r in alone] == [r[2] for r in logs[g]]
+        for k in P:
+            assert torch.allclose(out[k][g], P[k].detach(), atol=1e-5, rtol=1e-4), (g, k)
+
+
+def test_stacked_greedy_policy_matches_each_model_alone():
+    torch = pytest.importorskip("torch")
+    from icml26.papers.ctf_dojo import student
+
+    Ps = [student.init_params(s, 7, 8, _params(), torch.device("cpu")) for s in (6, 7)]
+    strs = ["flag{ab}", "ZmxhZ3s=", "", "666c6167", "}ba{galf", "Zz09"]
+    states = [{"s": s, "last": i % 8 - 1, "err": i % 2, "t": i} for i, s in enumerate(strs)]
+    owner = [0, 1, 1, 0, 1, 0]
+    live = [0, 2, 3, 4, 5]                       # episode 1 has ended
+    pol = student.StackedGreedyPolicy(student.stack_params(Ps), owner, ctf.TOOLS, 96, 8,
+                                      torch.device("cpu"))
+    got = pol([states[i] for i in live], [None] * len(live), live)
+    for i, call in zip(live, got, strict=True):
+        alone = student.GreedyPolicy(Ps[owner[i]], ctf.TOOLS, 96, 8, torch.device("cpu"))
+        assert alone([states[i]], [None], [0]) == [call]
+
+
 def test_gru_student_matches_torch_gru():
     torch = pytest.importorskip("torch")
     from icml26.papers.ctf_dojo import student

@@ -86,7 +86,10 @@ no code was copied.
   (tool `urld`); the spec's Caesar cipher with an unknown shift and a brute-force tool is not
   implemented (a brute-force tool needs a plausibility rule that the toy cannot state
   without leaking the flag). Batches are bucketed by string length (identical logits to the
-  padded window; tested). Trajectories are stored as arrays in the data file, not as JSONL.
+  padded window; tested); the CNN students of a seed train side by side as one stack on
+  packed batches (each its own initialisation, batch order and Adam state; the same numbers
+  as training alone up to float rounding, tested). Trajectories are stored as arrays in the
+  data file, not as JSONL.
 """
 
 METHODS = ("base", "verified-n1", "verified-n2", "verified", "unverified", "simulated",

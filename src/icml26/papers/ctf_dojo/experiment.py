@@ -282,33 +282,105 @@ def train(cfg: dict, data, runs: list) -> tuple[dict, list[dict]]:
             base_cache[seed] = ({k: v.detach().clone() for k, v in P.items()}, log, n)
         return base_cache[seed]
 
-    for run in runs:
-        if run.method not in STUDENTS:
-            continue
-        P0, log, n_pairs = base_model(run.seed)
-        P = {k: v.clone().requires_grad_(True) for k, v in P0.items()}
-        if run.method != "base":
-            name, j = TRAIN_SET[run.method]
-            log, n_pairs = fit(P, run.seed, name, p["n_scaling"][j], p["epochs"],
-                               run.rng_seed(paper, "batches"))
+    students = [r for r in runs if r.method in STUDENTS]
+    if p["arch"] == "cnn":
+        params, logs = _fit_stacked(cfg, data, students, dev, steps, len(tl))
+    else:
+        params, logs = {}, {}
+        for run in students:
+            P0, log, n_pairs = base_model(run.seed)
+            P = {k: v.clone().requires_grad_(True) for k, v in P0.items()}
+            if run.method != "base":
+                name, j = TRAIN_SET[run.method]
+                log, n_pairs = fit(P, run.seed, name, p["n_scaling"][j], p["epochs"],
+                                   run.rng_seed(paper, "batches"))
+            params[run.key], logs[run.key] = P, (log, n_pairs)
+    for run in students:
+        log, n_pairs = logs[run.key]
         for epoch, loss, acc in log:
             curves += [{**run.as_dict(), "step": epoch, "metric": "train_loss", "value": loss},
                        {**run.as_dict(), "step": epoch, "metric": "train_acc", "value": acc}]
         curves.append({**run.as_dict(), "step": 0, "metric": "n_pairs", "value": n_pairs})
-        world = ctf.MiniDojo(tl)
-        tasks, owner = [], []
+    # every student plays every benchmark challenge of its seed once, greedily; all students'
+    # episodes are stepped together (one stacked forward per step for the CNN)
+    world = ctf.MiniDojo(tl)
+    bench = {}
+    for seed in sorted({r.seed for r in students}):
+        cs, owner = [], []
         for b in BENCHES:
-            cs = load_challenges(data, f"s{run.seed}/bench/{b}")
-            tasks += cs
-            owner += [b] * len(cs)
-        policy = student.GreedyPolicy(P, tl, p["max_len"], steps, dev)
-        trajs = run_batch(world, tasks, policy, max_steps=steps)
-        arrs = episode_arrays(trajs)
-        owner = np.array(owner)
+            c = load_challenges(data, f"s{seed}/bench/{b}")
+            cs += c
+            owner += [b] * len(c)
+        bench[seed] = (cs, np.array(owner))
+    if p["arch"] == "cnn":
+        tasks, model = [], []
+        for g, run in enumerate(students):
+            tasks += bench[run.seed][0]
+            model += [g] * len(bench[run.seed][0])
+        policy = student.StackedGreedyPolicy(
+            student.stack_params([params[r.key] for r in students]), model, tl, p["max_len"],
+            steps, dev)
+        trajs = run_batch(world, tasks, policy, max_steps=steps) if tasks else []
+        model = np.array(model)
+        per_run = {r.key: [t for t, m_ in zip(trajs, model, strict=True) if m_ == g]
+                   for g, r in enumerate(students)}
+    else:
+        per_run = {r.key: run_batch(world, bench[r.seed][0],
+                                    student.GreedyPolicy(params[r.key], tl, p["max_len"], steps,
+                                                         dev), max_steps=steps)
+                   for r in students}
+    for run in students:
+        arrs = episode_arrays(per_run[run.key])
+        owner = bench[run.seed][1]
         for b in BENCHES:
             for k, v in arrs.items():
                 state[f"{run.key}/{b}/{k}"] = v[owner == b]
     return state, curves
+
+
+def _fit_stacked(cfg, data, students, dev, steps, n_tools):
+    """The CNN students of every seed trained as stacks (``student.behaviour_clone_stacked``):
+    first the base policy of every seed, then every SFT student from its seed's base weights,
+    each model with the initialisation, data and batch stream it has alone."""
+    from . import student
+
+    p, paper = cfg["params"], cfg["paper"]
+    seeds = sorted({r.seed for r in students})
+    kw = dict(lr=p["lr"], batch=p["batch"], bucket=p["bucket"], max_steps=steps, device=dev)
+    base_pairs = [train_pairs(data, s, "base", p["n_base"], p["max_len"]) for s in seeds]
+    P0 = student.stack_params([student.init_params(derive_seed(paper, "student-init", s),
+                                                   n_tools, steps, p, dev) for s in seeds])
+    base, base_logs = student.behaviour_clone_stacked(
+        P0, base_pairs, epochs=p["base_epochs"],
+        rngs=[np.random.default_rng(derive_seed(paper, "base-batches", s)) for s in seeds], **kw)
+    base_models = dict(zip(seeds, student.unstack_params(base), strict=True))
+    params, logs = {}, {}
+    for s, log, pr in zip(seeds, base_logs, base_pairs, strict=True):
+        for r in students:
+            if r.seed == s and r.method == "base":
+                params[r.key], logs[r.key] = base_models[s], (log, len(pr["act"]))
+    # one stack per seed: stacking every seed's students together makes the working set
+    # outgrow the caches and costs more CPU time than the interpreter time it saves
+    for s in seeds:
+        _fit_sft_stack(cfg, data, [r for r in students if r.method != "base" and r.seed == s],
+                       base_models, params, logs, kw)
+    return params, logs
+
+
+def _fit_sft_stack(cfg, data, sft, base_models, params, logs, kw):
+    from . import student
+
+    p, paper = cfg["params"], cfg["paper"]
+    if sft:
+        pairs = [train_pairs(data, r.seed, TRAIN_SET[r.method][0],
+                             p["n_scaling"][TRAIN_SET[r.method][1]], p["max_len"]) for r in sft]
+        trained, sft_logs = student.behaviour_clone_stacked(
+            student.stack_params([base_models[r.seed] for r in sft]), pairs,
+            epochs=p["epochs"],
+            rngs=[np.random.default_rng(r.rng_seed(paper, "batches")) for r in sft], **kw)
+        for r, P, log, pr in zip(sft, student.unstack_params(trained), sft_logs, pairs,
+                                 strict=True):
+            params[r.key], logs[r.key] = P, (log, len(pr["act"]))
 
 
 # ------------------------------------------------------------------------------------------
