@@ -17,8 +17,9 @@ TORCH_PAPERS = ["castle", "cde-dataset-distillation", "chatsfm", "clasp", "codem
                 "cofrgenets", "cryoace", "ctf-dojo", "cyber-reward-sparsity", "lamp",
                 "muloco", "multihal", "privasis", "pro-dyn", "rl-vs-sft-forgetting",
                 "rollout-scheduling", "sad-flower", "sim2real-safe-metarl", "smac",
-                "stage-accountability", "std-former", "telecomts", "telescope-perplexity",
-                "time-peft", "transformer-holder-approx", "unirrm", "vdw-gnn"]
+                "smo-multilingual-safety", "stage-accountability", "std-former",
+                "telecomts", "telescope-perplexity", "time-peft",
+                "transformer-holder-approx", "unirrm", "vdw-gnn"]
 
 
 class Reached(Exception):

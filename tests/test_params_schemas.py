@@ -62,6 +62,7 @@ CASES = {
     "feature-unlearning": ("d", "steps"),
     "cde-dataset-distillation": ("ipc", "iterations"),
     "rollout-scheduling": ("lr", "steps"),
+    "smo-multilingual-safety": ("steps_s3", "steps_s3"),
 }
 SLUGS = list(CASES)
 

@@ -11,6 +11,8 @@ Shared by the language-model papers (telescope-perplexity, cofrgenets, castle, m
   warm-up + cosine schedule, gradient clipping. torch.
 - ``train``: batches, a seeded training loop, validation loss, per-token log-probabilities
   and temperature / nucleus sampling. torch.
+- ``multilingual``: seeded synthetic languages over a base vocabulary (controlled token
+  overlap, word-order changes) and high- / low-resource corpus sizes and splits. numpy.
 - ``grpo``: a verifiable-reward task with an exact checker, group-normalised advantages, the
   clipped policy-gradient loss with an optional KL term, and group sampling. torch.
 
