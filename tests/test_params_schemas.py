@@ -63,6 +63,7 @@ CASES = {
     "cde-dataset-distillation": ("ipc", "iterations"),
     "rollout-scheduling": ("lr", "steps"),
     "smo-multilingual-safety": ("steps_s3", "steps_s3"),
+    "impquant": ("damp", "n_calib"),
 }
 SLUGS = list(CASES)
 

@@ -13,6 +13,9 @@ Shared by the language-model papers (telescope-perplexity, cofrgenets, castle, m
   and temperature / nucleus sampling. torch.
 - ``multilingual``: seeded synthetic languages over a base vocabulary (controlled token
   overlap, word-order changes) and high- / low-resource corpus sizes and splits. numpy.
+- ``quant``: post-training quantisation of linear layers: per-channel round-to-nearest and
+  GPTQ (damping, error feedback, optional per-token weights), static activation quantisation,
+  a drop-in ``QuantLinear``; tested on layers whose optimal quantisation is known. torch.
 - ``grpo``: a verifiable-reward task with an exact checker, group-normalised advantages, the
   clipped policy-gradient loss with an optional KL term, and group sampling. torch.
 
