@@ -64,6 +64,7 @@ CASES = {
     "rollout-scheduling": ("lr", "steps"),
     "smo-multilingual-safety": ("steps_s3", "steps_s3"),
     "impquant": ("damp", "n_calib"),
+    "bear": ("epochs", "n_test_per_skill"),
 }
 SLUGS = list(CASES)
 
