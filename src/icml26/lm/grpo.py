@@ -21,7 +21,7 @@ GRPO pieces (group-normalised advantages, the clipped policy-gradient loss, grou
   gradient of a softmax output layer is this vector times the layer's input. torch.
 - ``sample_groups``, ``completion_logprob``: G completions per prompt from a ``GPT`` (icml26.lm)
   with the behaviour log-probabilities, and the differentiable log-probability of given
-  completions. torch.
+  completions (both at the sampling temperature, so the first ratio is exactly 1). torch.
 
 torch is imported inside the torch functions only, so numpy papers can use the task and the
 advantages without paying for it.
@@ -167,15 +167,17 @@ def clipped_pg_logit_grad(probs, actions, adv, ratio=None, clip: float = 0.2):
     return (active.to(probs.dtype) * adv * ratio)[..., None] * (onehot - probs)
 
 
-def completion_logprob(model, prompts, completions):
-    """Sum of log p(completion token | prefix) per row, differentiable (model's mode kept).
+def completion_logprob(model, prompts, completions, temperature: float = 1.0):
+    """Sum of log p(completion token | prefix) per row, differentiable (model's mode kept),
+    under the policy softmax(logits / temperature): pass the sampling temperature of
+    ``sample_groups`` so that the importance ratio against its ``logp_old`` starts at 1.
 
     prompts (B, P) and completions (B, T) token ids on the model's device -> (B,)."""
     import torch
     import torch.nn.functional as F
 
     seq = torch.cat([prompts, completions], dim=1)
-    logits = model(seq[:, :-1])[:, prompts.shape[1] - 1:]
+    logits = model(seq[:, :-1])[:, prompts.shape[1] - 1:] / temperature
     logp = F.log_softmax(logits, dim=-1)
     return logp.gather(-1, completions[..., None])[..., 0].sum(dim=-1)
 
@@ -183,7 +185,8 @@ def completion_logprob(model, prompts, completions):
 def sample_groups(model, prompts, group_size: int, n_new: int, *, generator,
                   temperature: float = 1.0):
     """``group_size`` completions of ``n_new`` tokens per prompt from a GPT, and their
-    behaviour log-probabilities under the sampling temperature's policy.
+    behaviour log-probabilities under the sampling temperature's policy (the same as
+    ``completion_logprob(..., temperature=temperature)`` before any update).
 
     prompts (B, P) token ids (equal lengths) -> (completions (B, G, n_new),
     logp_old (B, G)), both on the model's device; the uniforms come from ``generator``

@@ -85,6 +85,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     S, P, G = int(hp0["steps"]), int(hp0["prompts_per_step"]), int(hp0["group_size"])
     F_, Pp = P * G, int(hp0["probe_prompts"])
     eta, clip = float(hp0["lr"]), float(hp0["clip"])
+    temp = float(hp0["temperature"])  # rollouts are drawn from and scored under softmax(z / temp)
     q = torch.tensor([float(_p(cfg, r.setting)["q"]) for r in runs])
     paper = cfg["paper"]
 
@@ -158,15 +159,14 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
         pr = prompts[pidx]                                     # R, P, 2
         a = tensor(np.repeat(pr[..., 0], G, axis=1))
         b = tensor(np.repeat(pr[..., 1], G, axis=1))
-        tok = policy.sample(params, a, b, tensor(uni_tok, torch.float32), T, V,
-                            float(hp0["temperature"]))
+        tok = policy.sample(params, a, b, tensor(uni_tok, torch.float32), T, V, temp)
         ans = task.decode(tok.cpu().numpy())
         correct = ans == (a + b).cpu().numpy()
         reward = np.where(correct | (uni_ver < q.numpy()[:, None]), 1.0, 0.0)
         rew = tensor(reward, torch.float32)
         adv = group_advantages(rew.view(R, P, G), eps=float(hp0["adv_eps"])).view(R, F_)
         with torch.no_grad():
-            h, lp, logp = policy.token_pass(params, a, b, tok, T, V)
+            h, lp, logp = policy.token_pass(params, a, b, tok, T, V, temp)
         return dict(a=a, b=b, tok=tok, ans=tensor(ans), correct=correct, reward=rew, adv=adv,
                     h=h, lp=lp, logp=logp)
 
@@ -225,7 +225,8 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                 sub = {k: v[cbs_t] for k, v in buf.items()}
                 sp = {k: v.detach()[cbs_t] for k, v in params.items()}
                 with torch.no_grad():
-                    hb, lpb, logpb = policy.token_pass(sp, sub["a"], sub["b"], sub["tok"], T, V)
+                    hb, lpb, logpb = policy.token_pass(sp, sub["a"], sub["b"], sub["tok"], T, V,
+                                                          temp)
                 ratio = (logpb - sub["logp_old"]).exp()
                 ub = clipped_pg_logit_grad(lpb.exp(), sub["tok"],
                                            sub["adv"][..., None].expand(-1, -1, T),
@@ -267,7 +268,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
         g = {k: (v.gather(1, order) if v.dim() == 2 else
                  v.gather(1, order[..., None].expand(-1, -1, v.shape[-1])))
              for k, v in cand.items()}
-        _, _, logp = policy.token_pass(params, g["a"], g["b"], g["tok"], T, V)
+        _, _, logp = policy.token_pass(params, g["a"], g["b"], g["tok"], T, V, temp)
         loss = clipped_pg_loss(logp, g["logp_old"], g["adv"], clip=clip, weights=w).sum()
         opt.zero_grad()
         loss.backward()

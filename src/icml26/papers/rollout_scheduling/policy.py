@@ -57,9 +57,12 @@ def logits_of(params: dict, h: torch.Tensor) -> torch.Tensor:
     return torch.baddbmm(params["b2"], h, params["W2"])
 
 
-def token_pass(params: dict, a, b, tokens, n_tokens: int, vocab: int):
+def token_pass(params: dict, a, b, tokens, n_tokens: int, vocab: int,
+               temperature: float = 1.0):
     """Teacher-forced pass over answer tokens (R, N, T): per token the hidden layer (R, N, T, H),
-    the log-probabilities (R, N, T, V); and the answer's log-prob (R, N)."""
+    the log-probabilities (R, N, T, V); and the answer's log-prob (R, N), all under the policy
+    softmax(logits / temperature) (RL passes its sampling temperature, so the behaviour
+    log-prob and the updated one are of the policy that drew the rollouts)."""
     hs, lps = [], []
     for t in range(n_tokens):
         prev = None
@@ -67,7 +70,7 @@ def token_pass(params: dict, a, b, tokens, n_tokens: int, vocab: int):
             prev = torch.full_like(a, vocab) if t == 0 else tokens[..., t - 1]
         h = hidden(params, a, b, prev)
         hs.append(h)
-        lps.append(F.log_softmax(logits_of(params, h), -1))
+        lps.append(F.log_softmax(logits_of(params, h) / temperature, -1))
     h, lp = torch.stack(hs, 2), torch.stack(lps, 2)
     logp = lp.gather(-1, tokens[..., None])[..., 0].sum(-1)
     return h, lp, logp
