@@ -281,6 +281,51 @@ def test_results_do_not_depend_on_sharding():
                              if r["metric"].startswith("gen_ckpt")]
 
 
+
+def test_shared_passes_equal_separate_passes():
+    """The faster path (statistics of a (model, text set) pass reused across the settings of
+    a seed; S's final checkpoint reusing S's own pass) gives exactly the numbers of one
+    separate pass per setting and checkpoint (the old path: no ``shared`` cache)."""
+    cfg = _tiny_cfg()
+    cfg["params"]["ckpt_fracs"] = [0.5, 1.0]
+    d = experiment.prepare(cfg, np.random.default_rng(0))
+    models, ckpts, _ = experiment._train_models(cfg, d, 0, {"G", "S", "P"})
+    assert set(ckpts["S"]) == {0.5, 1.0}
+    uni, edges = d["s0/unigram"], experiment.hist_edges(cfg["params"])
+    vw = torch.as_tensor(d["s0/val_ids"][: 4 * 64 + 1].astype(np.int64))
+    from icml26.lm.train import eval_windows
+
+    vw = eval_windows(vw, 64)
+    human = d["s0/pydoc/human"].astype(np.int64)
+    texts = {smp: experiment._machine(cfg, d, 0, "pydoc", models["G"], smp)[1]
+             for smp in ("official", "spec")}
+    all_methods = list(detectors.DETECTORS)
+    plan = [("white-box", all_methods), ("black-box", all_methods),
+            ("white-box-spec-sampling", ["Telescope", "Telescope-ratio", "LogLik", "Entropy"])]
+    shared = {}
+    for name, methods in plan:
+        s = experiment.setting_of(cfg, name)
+        roles = {"scorer": models["G" if s["scorer"] == "generator" else "S"],
+                 "performer": models["P"]}
+        args = (cfg, s, roles, ckpts["S"], models, human, texts[s["sampling"]], uni, edges,
+                methods, vw, {"unk": len(d["s0/vocab"]) - 1})
+        old = experiment._analyse(*args)
+        new = experiment._analyse(*args, shared, (s["domain"], s["sampling"], s["attack"]))
+        for m in methods:
+            assert all(np.array_equal(a, b) for a, b in zip(old["raw"][m], new["raw"][m],
+                                                            strict=True)), (name, m)
+        assert old["diag"].keys() == new["diag"].keys()
+        assert all(np.array_equal(old["diag"][k], new["diag"][k]) for k in old["diag"])
+        assert np.array_equal(old["hist_human"], new["hist_human"])
+        assert len(old["ckpt"]) == len(new["ckpt"]) == (2 if name == "black-box" else 0)
+        for (st0, f0, a0, l0, o0), (st1, f1, a1, l1, o1) in zip(old["ckpt"], new["ckpt"],
+                                                               strict=True):
+            assert (st0, f0, a0, l0) == (st1, f1, a1, l1) and o0.keys() == o1.keys()
+            assert all(np.array_equal(x, y) for k in o0 for x, y in zip(o0[k], o1[k], strict=True))
+    # reused: G on the human text (white-box -> spec sampling)
+    assert sum(k[1] == ("human", "pydoc") for k in shared) == 2    # G and S
+
+
 SEEDS = (0, 1, 2, 3, 4)
 UNIGRAM_XENT = 5.8
 

@@ -261,6 +261,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                  for s in sets.values()}
         c3 = time.process_time()
         analysis = {}
+        shared: dict = {}  # statistics of one (model, text set) pass, reused across settings
         for run in seed_runs:
             s = sets[run.setting]
             roles = {"scorer": models["G" if s["scorer"] == "generator" else "S"],
@@ -272,7 +273,8 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                 methods = [r.method for r in seed_runs if r.setting == run.setting]
                 analysis[run.setting] = _analyse(cfg, s, roles, ckpts.get("S", {}), models,
                                                  human, machine, unigram, edges, methods,
-                                                 val_windows(seed), marks)
+                                                 val_windows(seed), marks, shared,
+                                                 (s["domain"], s["sampling"], s["attack"]))
             an = analysis[run.setting]
             h_raw, m_raw = an["raw"][run.method]
             # timed: the detector end to end (its own forward passes of every model it needs
@@ -345,14 +347,21 @@ def _batched(models: dict, roles, ids, batch: int, fn) -> list:
 
 
 def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, methods,
-             val_windows=None, marks=None) -> dict:
+             val_windows=None, marks=None, shared=None, text_key=None) -> dict:
     """Everything of one setting that one shared pass per model and text set gives: the raw
     statistic of each of ``methods`` on every text, the scorer diagnostics (log PPL,
     log TPPL, aversion A, log tau histograms, repetition rates) and, for a reference scorer,
     the scorer's checkpoints (Fig. 1 / claim 4): A on human text, the validation loss on
     ``val_windows`` (NaN without them) and the oriented scores of the ``ckpt_detectors``
     (single-model detectors: one forward pass of the checkpoint). ``marks`` names token ids
-    ({"pipe": id of "|", "unk": id of <unk>}) whose immediate repeats are counted apart."""
+    ({"pipe": id of "|", "unk": id of <unk>}) whose immediate repeats are counted apart.
+
+    ``shared`` (a dict kept per seed) with ``text_key`` (what fixes the machine text: domain,
+    sampling, attack) reuses the statistics of a (models, text set) pass that an earlier
+    setting of the seed already made (the human text under G in white-box and
+    white-box-spec-sampling): the same chunks through the same model, so the same numbers.
+    With ``shared``, a scorer checkpoint whose weights equal the final scorer's (fraction 1.0)
+    also reuses the final scorer's pass. Without it, every pass is made (the old path)."""
     import copy
 
     import torch
@@ -378,8 +387,23 @@ def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, metho
 
     dev = device_of(roles["scorer"])  # the models' device (config ``device``)
     h_ids, m_ids = torch.as_tensor(human, device=dev), torch.as_tensor(machine, device=dev)
-    sh = cat(_batched(roles, need, h_ids, batch, stats))
-    sm = cat(_batched(roles, need, m_ids, batch, stats))
+    reuse, shared = shared is not None, {} if shared is None else shared
+    keys = {"_log_tau", "_log_ppl", *methods}
+
+    def pass_stats(ids, text):
+        # one entry per (models, text set); a later setting needing a subset of its statistics
+        # takes them (text None: not shareable)
+        key = None if text is None else (id(roles["scorer"]), text)
+        have = shared.get(key)
+        if have is None or not keys <= have.keys():
+            have = cat(_batched(roles, need, ids, batch, stats))
+            if key is not None:
+                shared[key] = have
+        return {k: have[k] for k in keys}
+
+    # human text: the same for every setting of a domain; the performer of a seed is one
+    sh = pass_stats(h_ids, None if text_key is None else ("human", text_key[0]))
+    sm = pass_stats(m_ids, None if text_key is None else ("machine", *text_key))
     tau_h, tau_m = sh["_log_tau"], sm["_log_tau"]
     diag = {
         "log_ppl_human": sh["_log_ppl"], "log_ppl_machine": sm["_log_ppl"],
@@ -408,11 +432,18 @@ def _analyse(cfg, s, roles, ckpts, models, human, machine, unigram, edges, metho
                                .cpu().numpy())
             return out
 
+        final = models["S"].state_dict()
         for frac in sorted(ckpts):
             model.load_state_dict(ckpts[frac])
             model.eval()
-            ch = cat(_batched({"scorer": model}, ("scorer",), h_ids, batch, ck))
-            cm = cat(_batched({"scorer": model}, ("scorer",), m_ids, batch, ck))
+            if reuse and roles["scorer"] is models["S"] and set(names) <= set(methods) and all(
+                    torch.equal(v, final[k]) for k, v in ckpts[frac].items()):
+                # the final checkpoint is the scorer itself: its pass is already made
+                ch = {k: sh[k] for k in (*names, "_log_tau")}
+                cm = {k: sm[k] for k in (*names, "_log_tau")}
+            else:
+                ch = cat(_batched({"scorer": model}, ("scorer",), h_ids, batch, ck))
+                cm = cat(_batched({"scorer": model}, ("scorer",), m_ids, batch, ck))
             oriented = {n: (det.DETECTORS[n].sign * ch[n], det.DETECTORS[n].sign * cm[n])
                         for n in names}
             step = max(1, int(round(frac * steps)))
