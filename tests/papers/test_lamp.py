@@ -238,6 +238,29 @@ def test_batched_fit_equals_separate_fits():
     assert logs[-1].mean() < logs[0].mean()
 
 
+def test_chunked_fit_and_decode_equal_one_pass():
+    """Training and decoding a few decoders at a time (for cache use) gives the same numbers
+    as one pass over all of them: gradients, weights, logged losses and decoded fields."""
+    import torch
+
+    from icml26.papers.lamp import decoders as dec
+
+    sizes = dec.sdf_sizes(2, 8)
+    g = torch.Generator().manual_seed(1)
+    x, s = torch.rand(11, 48, 2, generator=g), torch.rand(11, 48, generator=g) * 0.3 - 0.15
+
+    def run(chunk):
+        layers = dec.init(sizes, list(range(11)), "cpu")
+        logs = dec.fit(layers, lambda step: (x, s), 12, 1e-2, 0.1, 5, chunk=chunk)
+        return dec.flatten(layers), logs
+
+    (one, logs_one), (parts, logs_parts) = run(64), run(4)
+    assert torch.equal(one, parts) and np.array_equal(logs_one, logs_parts)
+    pts = torch.rand(300, 2, generator=g)
+    assert np.array_equal(dec.decode(one, sizes, pts, chunk=3), dec.decode(one, sizes, pts,
+                                                                            chunk=64))
+
+
 def test_conditional_decode_matches_forward():
     import torch
 

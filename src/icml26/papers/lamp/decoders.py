@@ -65,11 +65,34 @@ def unflatten(flat: torch.Tensor, sizes) -> list[list[torch.Tensor]]:
     return out
 
 
-def fit(layers, batch, steps: int, lr: float, delta: float, log_every: int):
+def _loss_and_grads(layers, x, s, delta: float, chunk: int):
+    """Per-decoder loss (R,) and the gradients of their sum, ``chunk`` decoders at a time.
+
+    Decoders are independent (each row of a batched matmul is its own product), so the
+    chunks give the same numbers as one pass; chunks of a few dozen keep the activations
+    in cache (300 decoders x 512 points x 32 units is ~20 MB per layer): 10-20% faster."""
+    R = x.shape[0]
+    if R <= chunk:
+        params = stacked.parameters(layers)
+        loss = clamped_l1(forward(layers, x), s, delta)
+        return loss.detach(), torch.autograd.grad(loss.sum(), params)
+    losses, grads = [], []
+    cuts = np.linspace(0, R, -(-R // chunk) + 1).round().astype(int)   # near-equal chunks
+    for i, j in zip(cuts[:-1], cuts[1:], strict=True):
+        part = [[w[i:j].detach().requires_grad_(True),
+                 b[i:j].detach().requires_grad_(True)] for w, b in layers]
+        loss = clamped_l1(forward(part, x[i:j]), s[i:j], delta)
+        grads.append(torch.autograd.grad(loss.sum(), stacked.parameters(part)))
+        losses.append(loss.detach())
+    return torch.cat(losses), [torch.cat(g) for g in zip(*grads, strict=True)]
+
+
+def fit(layers, batch, steps: int, lr: float, delta: float, log_every: int, chunk: int = 32):
     """Adam (betas 0.9, 0.999; icml26.lm.optim's update with no weight decay, which avoids
     torch.optim's ~2 CPU-s import) on the stacked decoders for ``steps`` steps; ``batch(step)``
     gives the inputs (R, B, in) and target SDF values (R, B). Returns the per-decoder loss
-    (n_logs, R) at steps 0, log_every, ... and the last step."""
+    (n_logs, R) at steps 0, log_every, ... and the last step. Forward and backward run
+    ``chunk`` decoders at a time (same numbers, better cache use)."""
     from icml26.lm.optim import AdamW
 
     params = stacked.parameters(layers)
@@ -77,8 +100,8 @@ def fit(layers, batch, steps: int, lr: float, delta: float, log_every: int):
     logs = []
     for step in range(steps):
         x, s = batch(step)
-        loss = clamped_l1(forward(layers, x), s, delta)
-        for p, g in zip(params, torch.autograd.grad(loss.sum(), params), strict=True):
+        loss, grads = _loss_and_grads(layers, x, s, delta, chunk)
+        for p, g in zip(params, grads, strict=True):
             p.grad = g
         opt.step()
         if step % log_every == 0 or step == steps - 1:
@@ -87,8 +110,10 @@ def fit(layers, batch, steps: int, lr: float, delta: float, log_every: int):
 
 
 @torch.no_grad()
-def decode(flat: torch.Tensor, sizes, points: torch.Tensor, chunk: int = 32) -> np.ndarray:
-    """f_w on shared points (G, d) for every weight vector (R, n_params) -> (R, G) numpy."""
+def decode(flat: torch.Tensor, sizes, points: torch.Tensor, chunk: int = 8) -> np.ndarray:
+    """f_w on shared points (G, d) for every weight vector (R, n_params) -> (R, G) numpy.
+    Chunks of 8 decoders keep a layer's activations (8 x 9,216 x 32) in cache: 2x faster
+    than 32 on the 2-D grid, same numbers (each decoder is its own matmul)."""
     out = []
     for i in range(0, flat.shape[0], chunk):
         part = flat[i:i + chunk]

@@ -237,7 +237,9 @@ def _train_family(cfg, data, runs, family, dev):
         key = f"{family}/s{seed}"
         T = data[f"{key}/targets"]
         Tg = np.vstack([T, gallery_target(fam, float(hp["gallery_level"]))])
-        gt = sh.sdf(fam, Tg, pts_np) < 0
+        gt_sdf = sh.sdf(fam, Tg, pts_np)                        # shared by every run of the seed
+        gt = gt_sdf < 0
+        gt_perr = None                                           # measured once per seed
         F_a = dec.decode(W_a[j], sizes, pts)                      # exemplar decoders on the grid
         F_n = dec.decode(W_n[j], sizes, pts) if n_noalign else None
         gt_ex = sh.sdf(fam, P[seed], pts_np) < 0
@@ -296,8 +298,9 @@ def _train_family(cfg, data, runs, family, dev):
                 res = np.abs(np.c_[alpha @ Pn, alpha.sum(1)] - np.c_[Tg, np.ones(len(Tg))])
                 row["constraint_residual"] = res.max(1)
             if run.method == "lamp":   # the measurement itself, on the analytic fields
-                row["gt_perr"] = sh.param_error(
-                    sh.measure(fam, sh.sdf(fam, Tg, pts_np).reshape(fields.shape)), Tg)
+                if gt_perr is None:
+                    gt_perr = sh.param_error(sh.measure(fam, gt_sdf.reshape(fields.shape)), Tg)
+                row["gt_perr"] = gt_perr
             for name, v in row.items():
                 state[f"{run.key}/{name}"] = np.asarray(v[:-1], dtype=float)
             for t in range(len(T)):
