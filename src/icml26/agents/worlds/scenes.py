@@ -11,12 +11,12 @@ Skills (12, in the six BEAR categories; the official benchmark has 14 subsets in
 
 ====  ==========================================================================================
 P1    general-object pointing: which point lies on <colour shape>?  (4 candidate pixels)
-P2    spatial-relation pointing: which point lies on the <left/right/top/bottom>-most object?
-      (BEAR's pointing/spatial_relationship; replaces the spec's "free space" item, not a BEAR
-      skill)
+P2    spatial-relation pointing: which point lies on the object nearest to A on its
+      <left/right/upper/lower> side?  (BEAR's pointing/spatial_relationship; replaces the spec's
+      "free space" item, not a BEAR skill; round 4: relative to a named object, see below)
 B1    general-object box: which box encloses <colour shape>?  (4 candidate boxes)
-B2    spatial-relation box: which box encloses the <left/...>-most object?  (replaces the spec's
-      counting item, not a BEAR skill)
+B2    spatial-relation box: which box encloses the object nearest to A on its <left/...> side?
+      (replaces the spec's counting item, not a BEAR skill)
 T1    clip: in which direction does the moving object go?  (4 of 8 directions)
 T2    clip: where will the moving object be in the next frame?  (4 candidate points)
 S1    relation of A to B: left of / right of / above / below
@@ -30,6 +30,13 @@ K2    task progress: sorting the objects left to right by colour (red, green, bl
 L1    clip: which object will the moving object be closest to 2 frames after the last one?
 L2    pick the object left of A and place it above B: which object, and is the spot free?
 ====  ==========================================================================================
+
+P/B items are drawn on 4-object scenes and every option lies on an object of the scene (one
+option per object; round 4), so "is there an object under the candidate?" does not reject any
+option. (Round 3's P2/B2 asked for the extreme object with distractors from independent scenes,
+mostly on the background; with every option on an object, an extreme-object question is solved
+from the options' coordinates alone, hence the relation to a named object A, whose position
+only the image gives.)
 
 The verifier is the answer key (the chosen option's index). Pointing and box items are also
 scored the official way: a chosen point scores 1 when it lies in the target's mask, a chosen box
@@ -236,6 +243,16 @@ def extreme(records: dict, which: int):
     return min(records, key=lambda o: sign * records[o]["centres"][0][axis])
 
 
+def related(records: dict, a, rel: int):
+    """P2/B2: the object nearest to A among those in relation ``RELATIONS[rel]`` to A (dominant
+    axis, frame 0); None if there is none."""
+    ca = records[a]["centres"][0]
+    cands = [o for o, r in records.items() if o != a and relation(r["centres"][0], ca) == rel]
+    if not cands:
+        return None
+    return min(cands, key=lambda o: np.hypot(*(records[o]["centres"][0] - ca)))
+
+
 def moving_object(records: dict):
     speeds = {o: np.abs(r["centres"][-1] - r["centres"][0]).sum() for o, r in records.items()}
     return max(speeds, key=speeds.get)
@@ -340,7 +357,7 @@ def box_iou_mask(box, mask: np.ndarray) -> float:
 def solve(item: Item, records: dict, facts: dict, height: int, width: int) -> int:
     s, opts = item.skill, item.options
     if s in ("P1", "P2", "B1", "B2"):
-        t = item.targets[0] if s in ("P1", "B1") else extreme(records, item.aux)
+        t = item.targets[0] if s in ("P1", "B1") else related(records, item.targets[0], item.aux)
         if s[0] == "P":
             m = records[t]["mask0"]
             hits = [k for k, (y, x) in enumerate(opts) if 0 <= y < height and 0 <= x < width
@@ -503,7 +520,8 @@ class ScenesWorld:
         opt = task.options[int(answer)]
         if task.skill in ("P1", "P2", "B1", "B2"):
             recs = gt_records(task.scene)
-            t = task.targets[0] if task.skill in ("P1", "B1") else extreme(recs, task.aux)
+            t = task.targets[0] if task.skill in ("P1", "B1") else \
+                related(recs, task.targets[0], task.aux)
             m = recs[t]["mask0"]
             if task.skill[0] == "P":
                 y, x = int(opt[0]), int(opt[1])
@@ -647,23 +665,23 @@ class Generator:
         sh = int(self.rng.integers(2, 4))
         return (box[0] + sh * dy, box[1] + sh * dx, box[2] + sh * dy, box[3] + sh * dx)
 
-    def perception(self, skill: str, scene: Scene, j: int, aux: int = -1) -> Item | None:
-        """A P1/P2/B1/B2 item on object j (frame 0). Distractors are drawn so that the options
-        alone do not give the answer away: P1, a point on another object and two points off
-        the target; B1, the target's box, another object's box and a near-miss twin of each;
-        P2/B2 (extreme object), the answer's rank along the named axis among the options is
-        uniform (points / a random box pair placed beyond or short of the target)."""
+    def perception(self, skill: str, scene: Scene, j: int, aux: int = -1,
+                   anchor=None) -> Item | None:
+        """A P1/P2/B1/B2 item on object j (frame 0). Round 4: every distractor lies on another
+        object of the scene (a point on it / its box), one per object, so that no option can be
+        rejected for lying on the background; P/B items proper are drawn on 4-object scenes. A
+        sub-question on a 2-3-object scene fills the remaining slots as far as the scene allows
+        with the older scheme (P1: points on a random object of independent scenes, off the
+        target; B1: near-miss twins, shifted 2-3 px, of the target's and another object's box).
+        ``anchor`` (P2/B2): the named object A (its options are A and the other objects)."""
         r = self.rng
-        others = [i for i in range(scene.n) if i != j]
+        others = [int(i) for i in r.permutation(scene.n) if i != j]
         if skill[0] == "P":
             right = self._point_on(scene, j)
-            # P1: a point on another object + points on a random object of two independent
-            # scenes; P2: points on the same-named extreme object of three independent scenes
-            # (the answer's own distribution: the options are exchangeable without the image)
-            wrong = [self._point_on(scene, int(r.choice(others)))] if skill == "P1" else []
+            wrong = [self._point_on(scene, i) for i in others[:3]]
             m = scene.mask(j, 0)
             while len(wrong) < 3:
-                sc, k = self._decoy(aux)
+                sc, k = self._decoy(-1)
                 p = self._point_on(sc, k)
                 if not m[p] and p != right and p not in wrong:
                     wrong.append(p)
@@ -671,16 +689,16 @@ class Generator:
             kind = "point"
         else:
             right = scene.box(j)
-            # B1: another object's box; B2: the extreme object's box of an independent scene;
-            # each with a near-miss twin, like the answer
-            other = scene.box(int(r.choice(others))) if skill == "B1" else \
-                self._decoy(aux)[0].box(self._decoy_k)
-            wrong = [self._twin(right), other, self._twin(other)]
+            wrong = [scene.box(i) for i in others[:3]]
+            if len(wrong) < 3:
+                wrong.append(self._twin(right))
+            if len(wrong) < 3:
+                wrong.append(self._twin(wrong[0]))
             if len(set(wrong + [right])) < 4:
                 return None
             opts, key = self._shuffle(right, wrong)
             kind = "box"
-        t = [] if skill in ("P2", "B2") else [scene.ident(j)]
+        t = [anchor] if skill in ("P2", "B2") else [scene.ident(j)]
         return self._item(skill, scene, t, aux, kind, opts, key)
 
     def _subs(self, scene: Scene, objs) -> list:
@@ -700,6 +718,10 @@ class Generator:
     # skills -------------------------------------------------------------------------------------
     def make(self, skill: str) -> Item:
         want = int(self.rng.integers(4))       # K1 answer role / K2 count, drawn once: balanced
+        # P2/B2: the answer's rank along the relation's axis among the options (0..2; 3 is
+        # impossible, A lies behind the answer), drawn once: uniform, so the options' order
+        # does not point at the answer (round 4)
+        self._rank = int(self.rng.integers(3)) if skill in ("P2", "B2") else 0
         for _ in range(2000):
             it = self._try(skill, want)
             if it is not None:
@@ -709,7 +731,8 @@ class Generator:
     def _try(self, skill: str, want: int = 0) -> Item | None:
         r = self.rng
         clip = skill in CLIP_SKILLS
-        n_min = {"S2": 3, "K1": 3, "L1": 3, "L2": 3}.get(skill, 2)
+        n_min = {"S2": 3, "K1": 3, "L1": 3, "L2": 3, "P1": 4, "P2": 4, "B1": 4,
+                 "B2": 4}.get(skill, 2)
         sc = self.scene(n_min, clip)
         if sc is None:
             return None
@@ -718,13 +741,28 @@ class Generator:
         if skill in ("P1", "B1"):
             return self.perception(skill, sc, int(r.integers(sc.n)), -1)
         if skill in ("P2", "B2"):
+            # the object nearest to A in relation RELATIONS[aux] to A; every relation of A to the
+            # others must be clear (dominant axis by >= 2 px) and the nearest one by >= 1 px
             aux = int(r.integers(4))
-            axis, sign = ((1, 1), (1, -1), (0, 1), (0, -1))[aux]
-            vals = sorted(sign * rec[o]["centres"][0][axis] for o in ids)
-            if vals[1] - vals[0] < 2:          # the extreme object must be clear (>= 2 px)
+            a = ids[int(r.integers(sc.n))]
+            ca = rec[a]["centres"][0]
+            for o in ids:
+                d = rec[o]["centres"][0] - ca
+                if o != a and abs(abs(d[0]) - abs(d[1])) < 2:
+                    return None
+            t = related(rec, a, aux)
+            if t is None:
                 return None
-            t = extreme(rec, aux)
-            return self.perception(skill, sc, ids.index(t), aux)
+            d = sorted(np.hypot(*(rec[o]["centres"][0] - ca)) for o in ids
+                       if o != a and relation(rec[o]["centres"][0], ca) == aux)
+            if len(d) > 1 and d[1] - d[0] < 1:
+                return None
+            axis, sign = ((1, 1), (1, -1), (0, 1), (0, -1))[aux]
+            along = sorted(sign * rec[o]["centres"][0][axis] for o in ids)
+            if along.index(sign * rec[t]["centres"][0][axis]) != self._rank or \
+                    min(np.diff(along)) < 1:
+                return None
+            return self.perception(skill, sc, ids.index(t), aux, anchor=a)
         facts = spatial_facts(rec)
         if skill == "T1":
             m = ids[sc.moving]
@@ -741,6 +779,23 @@ class Generator:
             vels = {(d[0] * sp, d[1] * sp) for d in DIRECTIONS
                     for sp in range(self.speeds[0], self.speeds[1] + 1)}
             vels = sorted(vels - {(int(v[0]), int(v[1]))})
+            # round 4: never a position the object held in a shown frame (the reversed velocity
+            # lands on the previous frame's centre, which the stacked frames show as an object)
+            # nor, unlike the answer, on the object's mask in an earlier frame
+            past = rec[m]["centres"]
+            j = ids.index(m)
+            trail = np.zeros((sc.height, sc.width), bool)
+            for f in range(sc.frames - 1):
+                trail |= sc.mask(j, f)
+
+            def on_trail(p):
+                y, x = int(round(p[0])), int(round(p[1]))
+                return bool(0 <= y < sc.height and 0 <= x < sc.width and trail[y, x])
+
+            vels = [u for u in vels if np.min(np.hypot(*(past - (c + np.array(u))).T)) >= 0.5
+                    and on_trail(c + np.array(u)) == on_trail(right)]
+            if len(vels) < 3:
+                return None
             wrong = [tuple(c + np.array(vels[i])) for i in r.choice(len(vels), 3, replace=False)]
             opts, key = self._shuffle(right, wrong)
             return self._item(skill, sc, [], -1, "point", opts, key, self._subs(sc, [m]))
@@ -814,8 +869,9 @@ class Generator:
             if y0 < 1 or x0 < 1 or y1 > sc.height - 2 or x1 > sc.width - 2:
                 return None                     # the spot is inside the canvas, 1 px clear
             free = spot_free(rec, b, x, sc.height, sc.width)
-            if free != bool(r.integers(2)):     # balance free / not free
-                return None
+            if free != bool(want % 2):          # balance free / not free: the target is drawn
+                return None                     # once per item (round 4; a coin per try kept
+                                                # the natural ~70% free and cued the answer)
             # the other object is never one the question names (else x would be given away)
             y = [o for o in ids if o not in (x, a, b)]
             y = y[int(r.integers(len(y)))] if y and r.random() < 0.5 else self._absent(sc, 1)[0]
