@@ -303,6 +303,37 @@ def test_stacked_training_equals_separate_runs():
                 assert torch.allclose(rep["gpt." + name], p, atol=2e-5), (method, name)
 
 
+def test_replica_evaluation_equals_stacked_forward():
+    """The evaluation path (each replica through the plain SDPA model, no vmap) gives the
+    stacked (vmap) logits and the per-seed mean cross-entropy of the old stacked evaluation."""
+    from icml26.lm.model import MathCausalAttention
+    from icml26.papers.castle.stacked import Stacked
+
+    cfg = GPTConfig(vocab_size=13, context=16, d_model=16, n_heads=2, n_layers=2)
+    g = torch.Generator().manual_seed(3)
+    windows = torch.randint(0, 13, (5, 17), generator=g)
+    for method in ("causal", "castle"):
+        att = castle_factory if method == "castle" else CausalSelfAttention
+        models = []
+        for seed in (0, 1, 2):
+            torch.manual_seed(seed)
+            models.append(GPT(cfg, attention=att))
+        tmpl = GPT(cfg, attention=castle_factory if method == "castle" else MathCausalAttention)
+        st = Stacked(tmpl, models, 1e-3, (0.9, 0.95), 0.1)
+        x, y = windows[:, :-1], windows[:, 1:]
+        with torch.no_grad():
+            stacked = st.logits(x.expand(3, *x.shape))
+            nll = torch.logsumexp(stacked, -1) - stacked.gather(
+                -1, y.expand(3, *y.shape).unsqueeze(-1)).squeeze(-1)
+        for r in range(3):
+            assert torch.allclose(experiment.replica_logits(st, models[0], r, x), stacked[r],
+                                  atol=1e-5)
+        got = experiment._chunked(st, models[0], windows, batch=2)
+        assert np.allclose(got, nll.double().mean(dim=(1, 2)).numpy(), rtol=1e-6, atol=1e-6)
+        # the stacked parameters are untouched and the evaluator keeps its own
+        assert torch.equal(st.replica(1)["tok.weight"], models[1].tok.weight.detach())
+
+
 # --- pipeline -----------------------------------------------------------------------------------
 def _tiny_cfg():
     cfg = copy.deepcopy(pipeline.resolve("castle", "smoke"))
