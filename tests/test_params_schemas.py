@@ -65,6 +65,7 @@ CASES = {
     "smo-multilingual-safety": ("steps_s3", "steps_s3"),
     "impquant": ("damp", "n_calib"),
     "bear": ("epochs", "n_test_per_skill"),
+    "kmm-dataset-valuation": ("kmm_lam_rel", "steps"),
 }
 SLUGS = list(CASES)
 
