@@ -13,9 +13,9 @@ import pytest
 
 from icml26 import grid, pipeline, registry, seeding
 
-TORCH_PAPERS = ["bear", "castle", "cde-dataset-distillation", "chatsfm", "clasp",
-                "codemamba", "cofrgenets", "cryoace", "ctf-dojo", "cyber-reward-sparsity",
-                "impquant", "lamp", "muloco", "multihal", "privasis", "pro-dyn",
+TORCH_PAPERS = ["bear", "castle", "cde-dataset-distillation", "chatsfm", "clasp", "codemamba",
+                "cofrgenets", "cryoace", "ctf-dojo", "cyber-reward-sparsity", "impquant",
+                "lamp", "muloco", "multihal", "outformer", "privasis", "pro-dyn",
                 "rl-vs-sft-forgetting", "rollout-scheduling", "sad-flower",
                 "sim2real-safe-metarl", "smac", "smo-multilingual-safety",
                 "stage-accountability", "std-former", "telecomts", "telescope-perplexity",

@@ -66,6 +66,7 @@ CASES = {
     "impquant": ("damp", "n_calib"),
     "bear": ("epochs", "n_test_per_skill"),
     "kmm-dataset-valuation": ("kmm_lam_rel", "steps"),
+    "outformer": ("lr", "steps"),
 }
 SLUGS = list(CASES)
 
