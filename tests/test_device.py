@@ -15,7 +15,7 @@ from icml26 import grid, pipeline, registry, seeding
 
 TORCH_PAPERS = ["bear", "castle", "cde-dataset-distillation", "chatsfm", "clasp", "codemamba",
                 "cofrgenets", "cryoace", "ctf-dojo", "cyber-reward-sparsity", "impquant",
-                "lamp", "muloco", "multihal", "outformer", "privasis", "pro-dyn",
+                "lamp", "muloco", "multihal", "outformer", "privasis", "pro-dyn", "protdis",
                 "rl-vs-sft-forgetting", "rollout-scheduling", "sad-flower",
                 "sim2real-safe-metarl", "smac", "smo-multilingual-safety",
                 "stage-accountability", "std-former", "telecomts", "telescope-perplexity",

@@ -67,6 +67,7 @@ CASES = {
     "bear": ("epochs", "n_test_per_skill"),
     "kmm-dataset-valuation": ("kmm_lam_rel", "steps"),
     "outformer": ("lr", "steps"),
+    "protdis": ("lambda_adv", "epochs"),
 }
 SLUGS = list(CASES)
 
