@@ -68,6 +68,7 @@ CASES = {
     "kmm-dataset-valuation": ("kmm_lam_rel", "steps"),
     "outformer": ("lr", "steps"),
     "protdis": ("lambda_adv", "epochs"),
+    "also-social": ("eta", "episodes"),
 }
 SLUGS = list(CASES)
 
