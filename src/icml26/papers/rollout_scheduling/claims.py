@@ -24,6 +24,7 @@ negative expected gain (GRPO's on-policy fresh rollouts, second half of training
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from icml26.claims import Claim, check_mean, check_value
 
@@ -33,7 +34,7 @@ GRPO, C0, C128, C512 = "grpo", "cbs-intra", "cbs-c128", "cbs-c512"
 def _col(metrics, method, setting, col):
     part = metrics[(metrics["method"] == method) & (metrics["setting"] == setting)]
     if col not in part:
-        return part.set_index("seed")["seed"].astype(float) * np.nan
+        return pd.Series(np.nan, index=part["seed"].to_numpy()).sort_index()
     return part.set_index("seed")[col].astype(float).sort_index()
 
 
@@ -129,6 +130,11 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
     for s in settings:
         if have(C512):
             c.add(f"{s}:C512", check_mean(_col(metrics, C512, s, "gain_spearman"), ">=", 0.2))
+            snr = _col(metrics, C512, s, "obs_gain_mean_over_sd")
+            if np.isfinite(snr).any():
+                c.note += (f" {s}: the observed gains of the selected arms have mean / s.d. "
+                           f"{snr.mean():+.3f} (mean over seeds): how much signal the arm "
+                           f"rewards carry beyond the probe batch's sampling noise.")
     claims.append(c)
 
     # ------------------------------------------------------------------ premises (sanity) -----
@@ -151,6 +157,11 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
         if len(tr):
             c.note += (f" {s}: SFT accuracy {tr.mean():.3f} on the training prompts, "
                        f"{he.mean():.3f} on the held-out ones (means over seeds).")
+        spread = _col(metrics, ref, s, "sft_spread_frac")
+        if np.isfinite(spread).any():
+            lo, hi = p.get("premise_band", [0.1, 0.9])
+            c.note += (f" Warm-start premise (Table 2, not a claim): {spread.mean():.3f} of the "
+                       f"training prompts have a pass rate in [{lo}, {hi}] (mean over seeds).")
     claims.append(c)
 
     c = Claim("S2-same-rollouts",

@@ -92,16 +92,23 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     # --- the same SFT warm start for every method of a (setting-independent) seed -----------
     seeds = sorted({r.seed for r in runs})
     sft_params = policy.init([derive_seed(paper, "init", s) for s in seeds], task.n_operands,
-                             V, T, int(hp0["embed"]), int(hp0["hidden"]), dev)
+                             V, T, int(hp0["embed"]), int(hp0["hidden"]), dev,
+                             code=str(hp0["operand_code"]))
     sft_opt = Adam(list(sft_params.values()), lr=float(hp0["sft_lr"]))
     sft_idx = np.stack([data[f"{s}/sft"] for s in seeds])
-    policy.sft(sft_params, sft_opt, task, prompts, sft_idx, int(hp0["sft_steps"]), dev)
-    row = torch.as_tensor([seeds.index(r.seed) for r in runs], device=dev)
+    stop = hp0["sft_stop_pass"]
+    sft_taken = policy.sft(sft_params, sft_opt, task, prompts, sft_idx, int(hp0["sft_steps"]),
+                           dev, stop_pass=None if stop is None else float(stop))
+    row_np = np.array([seeds.index(r.seed) for r in runs])
+    row = torch.as_tensor(row_np, device=dev)
     params = {k: v.detach()[row].clone().requires_grad_(True) for k, v in sft_params.items()}
     opt = Adam(list(params.values()), lr=eta)
 
     train_idx = np.stack([data[f"{r.seed}/train"] for r in runs])
     held_idx = np.stack([data[f"{r.seed}/held"] for r in runs])
+    # the warm-start premise (not a claim): per training prompt, the probability that a rollout
+    # (at the sampling temperature) is correct, before any RL step
+    pass_sft = policy.correct_prob(params, task, prompts, train_idx, temp, dev)
     roll_rng = [named_rng(paper, "rollouts", r.setting, r.seed) for r in runs]
     sel_rng = [np.random.default_rng(r.rng_seed(paper, "select")) for r in runs]
     methods = [r.method for r in runs]
@@ -304,6 +311,8 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
 
     state = {}
     for i, r in enumerate(runs):
+        state[f"{r.key}/sft_pass"] = pass_sft[i]
+        state[f"{r.key}/sft_steps_taken"] = np.array([float(sft_taken[row_np[i]])])
         for k, v in logs.items():
             state[f"{r.key}/{k}"] = v[i]
         for k, v in params.items():
@@ -323,6 +332,7 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
     last = slice(max(S - int(p["fp_window"]), 0), S)
     half = slice(S // 2, S)
     nf = int(p["final_evals"])
+    lo, hi = (float(x) for x in p["premise_band"])
 
     def curve(run, metric):
         c = curves[(curves["method"] == run.method) & (curves["setting"] == run.setting)
@@ -347,6 +357,10 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
         m = {"final_train_acc": float(np.mean(acc[-nf:])),
              "final_held_acc": float(np.mean(held[-nf:])),
              "sft_train_acc": float(acc[0]), "sft_held_acc": float(held[0]),
+             "sft_steps_taken": float(state[f"{k}/sft_steps_taken"][0]),
+             "sft_pass_mean": float(state[f"{k}/sft_pass"].mean()),
+             "sft_spread_frac": float(np.mean((state[f"{k}/sft_pass"] >= lo)
+                                              & (state[f"{k}/sft_pass"] <= hi))),
              "fresh_rollouts": float(S * F_),
              "probe_rollouts": float(S * int(p["probe_prompts"]) * int(p["group_size"])),
              "fresh_fp_rate": rate("fresh_fp", "fresh_pos", last),
@@ -359,6 +373,10 @@ def evaluate(cfg: dict, data, runs: list, state: dict, curves) -> list[dict]:
                          if m["fresh_fp_rate"] > 0 else float("nan"))
         if f"{k}/pred_gain" in state:
             m["gain_spearman"] = spearman(state[f"{k}/pred_gain"], state[f"{k}/obs_gain"])
+            og = state[f"{k}/obs_gain"]
+            # signal to noise of the arm rewards the value model learns from
+            m["obs_gain_mean_over_sd"] = (float(og.mean() / og.std()) if len(og) and og.std() > 0
+                                          else float("nan"))
         ref = finals.get(("grpo", r.setting, r.seed))
         if ref is not None:
             n, cens = rollouts_to_target(steps, acc, float(p["target_frac"]) * ref, F_)

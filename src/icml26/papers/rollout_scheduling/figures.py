@@ -137,5 +137,26 @@ def tables(cfg, metrics, curves) -> dict:
                          "fresh FP rate": cell("fresh_fp_rate"),
                          "Spearman(pred, obs gain)": cell("gain_spearman"),
                          "buffer share of used": cell("buffer_share")})
-    return {"Table 1: final clean accuracy (mean of the last 3 evaluations), efficiency, noise "
-            "filtering and calibration per method (mean ± std over seeds)": pd.DataFrame(rows)}
+    prem = []
+    lo, hi = cfg["params"].get("premise_band", [0.1, 0.9])
+    for s in cfg["settings"]:
+        g = metrics[(metrics["method"] == "grpo") & (metrics["setting"] == s)]
+        if not len(g) or "sft_spread_frac" not in g:
+            continue
+        g = g.sort_values("seed")
+        for _, r in g.iterrows():
+            prem.append({"setting": s, "seed": int(r["seed"]),
+                         "SFT steps taken": int(r["sft_steps_taken"]),
+                         "mean pass rate (train prompts)": f"{r['sft_pass_mean']:.3f}",
+                         f"share of train prompts with pass rate in [{lo}, {hi}]":
+                             f"{r['sft_spread_frac']:.3f}",
+                         "greedy acc. train": f"{r['sft_train_acc']:.3f}",
+                         "greedy acc. held-out": f"{r['sft_held_acc']:.3f}"})
+    out = {"Table 1: final clean accuracy (mean of the last 3 evaluations), efficiency, noise "
+           "filtering and calibration per method (mean ± std over seeds)": pd.DataFrame(rows)}
+    if prem:
+        out["Table 2: the warm-start premise (not a claim), per seed, before any RL step: the "
+            "policy should be partly capable, with a spread of per-prompt pass rates (exact "
+            "probability that a rollout is correct) on the RL training prompts and some "
+            "held-out accuracy; the same for every method of a seed"] = pd.DataFrame(prem)
+    return out
