@@ -79,9 +79,9 @@ as the spec writes it.
   (cap: the spec's 150 steps). A and B failed (SFT memorised its prompts), C held and is used
   (`operand_code: thermometer`, `sft_stop_pass: 0.5`). The premise is measured again in every
   run (Table 2, S1's note), on the spec's seeds and not only the validation seeds. The side
-  experiment on the validation seeds is outside the pipeline and is reproduced by a short
-  script that calls `policy.init(..., code=...)` and `policy.sft(..., stop_pass=...)` on seeds
-  900..904. The 7 methods, the RL loop, the CBS mechanism and every claim threshold are the
+  experiment on the validation seeds is outside the pipeline; it is reproduced by
+  `scripts/side/rollout_scheduling_warm_start.py table`, `... thermometer` and
+  `... thermometer 0.5` (seeds 900..904). The 7 methods, the RL loop, the CBS mechanism and every claim threshold are the
   spec's.
 - **Premises checked in the run.** The spec states that the SFT warm start gives roughly
   25-35% greedy accuracy overall, and that false-positive rollouts have a negative expected
