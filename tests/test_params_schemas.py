@@ -69,6 +69,7 @@ CASES = {
     "outformer": ("lr", "steps"),
     "protdis": ("lambda_adv", "epochs"),
     "also-social": ("eta", "episodes"),
+    "eec-matlogic": ("lr_C", "n_queries"),
 }
 SLUGS = list(CASES)
 
