@@ -236,9 +236,9 @@ def predict(params, kind, arrs: dict, encoder=None, size: int = 24, chunk: int =
     return torch.cat(out, 1)
 
 
-def encoder_maps(encoder, img, chunk: int = 400) -> dict:
+def encoder_maps(encoder, img, chunk: int = 400, emb_only: bool = False) -> dict:
     """The frozen encoder's conv1 integral image, conv2 map and embedding of every item, once
-    (S, N, ...)."""
+    (S, N, ...); ``emb_only``: the embedding alone (what the agent reads)."""
     import torch
 
     from . import models
@@ -247,7 +247,12 @@ def encoder_maps(encoder, img, chunk: int = 400) -> dict:
     with torch.no_grad():
         for s in range(0, img.shape[1], chunk):
             m1, m2, emb = models.cnn_maps(encoder, img[:, s:s + chunk])
+            if emb_only:
+                outs.append((emb,))
+                continue
             outs.append((models.integral(m1), m2, emb))
+    if emb_only:
+        return {"emb": torch.cat([o[0] for o in outs], 1)}
     return {k: torch.cat([o[i] for o in outs], 1) for i, k in enumerate(("ii", "m2", "emb"))}
 
 
@@ -421,7 +426,7 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
         lap(f"fit plain {z}")
         # the frozen encoder's maps of every item, once (plain test/subs and both agents)
         maps[z] = {sp: encoder_maps(enc, T[sp]["img"][:, :n_tr] if sp == "train"
-                                    else T[sp]["img"])
+                                    else T[sp]["img"], emb_only=sp != "test")
                    for sp in ("train", "val", "test")}
         shifted = encoder_maps(enc, T["shifted"]["img"])
         preds[z]["plain"] = {
@@ -431,22 +436,24 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
                             img_src=maps[z]["test"])}
         del shifted
         lap("encoder maps + plain predictions")
-    # oracle perception and question prior: zoo models of the same training size stacked -----
+    # oracle perception and question prior: neither reads the zoo model's image encoder, so
+    # zoo models of the same training size share one trained model per seed (the first zoo
+    # model's runs train it; the others get its predictions and a copy of its curves) ------
     for m in ("oracle", "prior"):
         ex = ("slots",) if m == "oracle" else ()
         sizes = sorted({int(cfg["settings"][z]["n_train"]) for z in settings if by[(z, m)]})
         for n_tr in sizes:
             zs = [z for z in settings if by[(z, m)] and int(cfg["settings"][z]["n_train"]) == n_tr]
-            rgroups = [by[(z, m)] for z in zs]
-            p, sidx, groups, rs = stacked(m, rgroups, frames=F, slot_dim=fx.slot_dim(F, False))
-            orders = sum((_orders(cfg, r) for r in rgroups), [])
-            p = fit(cfg, m, p, subset("train", n_tr, ex), subset("val", None, ex), orders, rs,
-                    dev, curves, sidx=sidx, groups=groups)
-            sid = torch.as_tensor(sidx, device=dev)
-            out = {sp: predict(p, m, subset(sp, None, ex), None, H, sidx=sid)
+            rs = by[(zs[0], m)]
+            p, _, _, _ = stacked(m, [rs], frames=F, slot_dim=fx.slot_dim(F, False))
+            own = []
+            p = fit(cfg, m, p, subset("train", n_tr, ex), subset("val", None, ex),
+                    _orders(cfg, rs), rs, dev, own)
+            out = {sp: predict(p, m, subset(sp, None, ex), None, H)
                    for sp in ("test", "shifted", "subs")}
-            for g, z in enumerate(zs):
-                preds[z][m] = {sp: v[groups == g] for sp, v in out.items()}
+            for z in zs:
+                preds[z][m] = out
+                curves += [{**r, "setting": z} for r in own]
             lap(f"fit+predict {m}")
     # Mini-BEAR-Agent: frozen encoder maps + tool outputs; agent and agent-all stacked --------
     for z in settings:
@@ -459,8 +466,10 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
         p, sidx, groups, rs = stacked("agent", rgroups, width=int(zcfg["width"]), frames=F,
                                       slot_dim=fx.slot_dim(F, True))
         # per-seed rows of both tool modes: row g * S + seed
-        tr = {**subset("train", n_tr), **maps[z]["train"]}
-        va = {**subset("val"), **maps[z]["val"]}
+        # the agent reads the frozen encoder's embedding only (spec: [image embedding;
+        # tool-output embedding])
+        tr = {**subset("train", n_tr), "emb": maps[z]["train"]["emb"]}
+        va = {**subset("val"), "emb": maps[z]["val"]["emb"]}
         tr = {k: torch.cat([v] * len(am)) for k, v in tr.items()}
         va = {k: torch.cat([v] * len(am)) for k, v in va.items()}
         tr["slots"] = torch.cat([T["train"][f"tool_{m}"][:, :n_tr] for m in am])
@@ -532,7 +541,7 @@ def _agent_answer(torch, params, tmaps, si, items, Ttest, hp, dev):
         idx = torch.as_tensor(ids, device=dev)
         batch = {k: Ttest[k][si:si + 1, idx] for k in
                  ("q_skill", "q_obj", "q_aux", "o_geo", "o_isgeo", "o_isobj", "o_tok")}
-        batch.update({k: v[si:si + 1, idx] for k, v in tmaps.items()})
+        batch["emb"] = tmaps["emb"][si:si + 1, idx]
         batch["slots"] = torch.as_tensor(feats, device=dev)
         out = []
         with torch.no_grad():

@@ -2,7 +2,8 @@
 axis S (one independent model per seed; convolutions are grouped by seed), so one forward pass
 trains or scores all seeds of a zoo model at once.
 
-- image/clip encoder (plain; frozen in the agent): frames on channels (3F x H x W) ->
+- image/clip encoder (plain; frozen in the agent, which reads its embedding only, the spec's
+  [image embedding; tool-output embedding]): frames on channels (3F x H x W) ->
   Conv(3F->w, 3) -> ReLU -> Conv(w->2w, 3, stride 2) -> ReLU -> Conv(2w->2w, 3, stride 2) ->
   flatten -> Linear(->128) (the spec's encoder);
 - object-list encoder (oracle perception: ground-truth objects; agent: the tools' detections);
@@ -18,7 +19,8 @@ trains or scores all seeds of a zoo model at once.
   map's 10 x 10 cells (soft position + pooled features). With an object list, a candidate
   point / box is compared with every object (option minus each object's box and per-frame
   centre, through a small MLP, pooled with the question's attention over objects) and named
-  objects are found by attention over the objects. Relational features (option position minus
+  objects are looked up by identity (an object list names its objects; issue 18), the skill
+  query by a learned attention over the objects. Relational features (option position minus
   each question entity's position) follow in both cases;
 - scorer: MLP([context; question; option; grounding] -> 128 -> 1), softmax over the 4 options.
 """
@@ -30,7 +32,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .features import VOCAB
+from .features import TOK_OBJ, VOCAB
 
 D_Q = 32
 D_OPT = 32
@@ -40,6 +42,21 @@ DA = 16          # attention key / query width
 DV = 32          # attended value width
 DR = 32          # option-object relation width
 DG = 64          # grounding output width of a pathway
+
+
+def _token_identity() -> torch.Tensor:
+    """(VOCAB, 7): colour and shape one-hot of each object token (features.obj_token), zero for
+    every other token."""
+    t = torch.zeros(VOCAB, 7)
+    for c in range(4):
+        for s in range(3):
+            k = TOK_OBJ + 3 * c + s
+            t[k, c] = 1.0
+            t[k, 4 + s] = 1.0
+    return t
+
+
+TOK_IDENT = _token_identity()
 
 
 def _uniform(gens, shape, fan_in):
@@ -66,15 +83,17 @@ def conv2_out(size: int) -> int:
     return (size - 2 - 3) // 2 + 1
 
 
-def _pathway(gens, p, pre, d_tok, d_pos, d_geo):
-    """Parameters of one grounding pathway over tokens of width d_tok with positions d_pos."""
-    _linear(gens, d_tok, DA, f"{pre}.key", p)
+def _pathway(gens, p, pre, d_tok, d_pos, d_geo, d_key=None, d_extra=0):
+    """Parameters of one grounding pathway over tokens of width d_tok with positions d_pos
+    (``d_key``: width of the attention keys' input, default d_tok; ``d_extra``: fixed
+    per-option features appended before the output layer)."""
+    _linear(gens, d_tok if d_key is None else d_key, DA, f"{pre}.key", p)
     _linear(gens, d_tok, DV, f"{pre}.val", p)
     p[f"{pre}.q_obj"] = _normal(gens, (VOCAB, DA))
     p[f"{pre}.q_skill"] = _normal(gens, (12, DA))
     p[f"{pre}.q_aux"] = _normal(gens, (5, DA))
     _linear(gens, d_geo, DG, f"{pre}.geo", p)
-    n_in = DG + 4 * DV + 4 * d_pos + 3 * d_pos
+    n_in = DG + 4 * DV + 4 * d_pos + 3 * d_pos + d_extra
     _linear(gens, n_in, DG, f"{pre}.out", p)
 
 
@@ -93,13 +112,13 @@ def init(gens, kind: str, *, width: int = 8, frames: int = 4, size: int = 24,
         p["c3.w"] = _uniform(gens, (2 * w, 2 * w, 3, 3), 2 * w * 9)
         p["c3.b"] = _uniform(gens, (2 * w,), 2 * w * 9)
         _linear(gens, 2 * w * conv_out(size) ** 2, D_CTX, "fc", p)
-    if kind in ("plain", "agent"):
+    if kind == "plain":
         _pathway(gens, p, "img", 2 * w, 2, 4 * w)
     if kind in ("oracle", "agent"):
         _linear(gens, slot_dim, DR, "rel_slot", p)
         _linear(gens, 4 + 2 * frames, DR, "rel_geo", p)
         _linear(gens, DR, DR, "rel2", p)
-        _pathway(gens, p, "obj", slot_dim, 2 * frames, 3 * DR)
+        _pathway(gens, p, "obj", slot_dim, 2 * frames, 3 * DR, d_key=slot_dim + 1, d_extra=1)
         _linear(gens, DV, D_CTX, "octx", p)
     p["e_skill"] = _normal(gens, (12, D_Q))
     p["e_obj"] = _normal(gens, (13, D_Q))
@@ -107,7 +126,7 @@ def init(gens, kind: str, *, width: int = 8, frames: int = 4, size: int = 24,
     _linear(gens, 4, D_OPT, "g1", p)
     _linear(gens, D_OPT, D_OPT, "g2", p)
     p["e_tok"] = _normal(gens, (VOCAB, D_OPT))
-    n_ctx = {"plain": D_CTX + DG, "oracle": D_CTX + DG, "agent": 2 * D_CTX + 2 * DG,
+    n_ctx = {"plain": D_CTX + DG, "oracle": D_CTX + DG, "agent": 2 * D_CTX + DG,
              "prior": 0}[kind]
     _linear(gens, n_ctx + D_Q + D_OPT, HIDDEN, "s1", p)
     _linear(gens, HIDDEN, 1, "s2", p)
@@ -157,18 +176,22 @@ def _queries(p, pre, batch):
     return torch.cat([qo, qt, qs], 2)
 
 
-def _attend(p, pre, tok, pos, mask, batch):
+def _attend(p, pre, tok, pos, mask, batch, named=None, key_in=None):
     """Attention of the 7 queries over the tokens: weights (S, B, 7, N), positions (.., Dp),
-    values (.., DV)."""
-    k = _lin(p, f"{pre}.key", tok)                                   # (S, B, N, DA)
+    values (.., DV). ``named`` (S, B, 6, N): fixed weights of the 6 named-object queries (the
+    object-list pathway: a name is looked up by its identity); the skill query stays learned.
+    ``key_in``: the keys' input (default the tokens)."""
+    k = _lin(p, f"{pre}.key", tok if key_in is None else key_in)     # (S, B, N, DA)
     logit = torch.einsum("sbqd,sbnd->sbqn", _queries(p, pre, batch), k) / math.sqrt(DA)
     if mask is not None:
         logit = logit.masked_fill(~mask[:, :, None], -1e9)
     a = torch.softmax(logit, -1)
+    if named is not None:
+        a = torch.cat([named, a[:, :, 6:]], 2)
     return a, a @ pos, a @ _lin(p, f"{pre}.val", tok)
 
 
-def _combine(p, pre, geo, a_pos, a_val, opt_pos, batch):
+def _combine(p, pre, geo, a_pos, a_val, opt_pos, batch, extra=None):
     """Per option: [geometric features; option value; 4 question-entity values; option minus
     entity positions; entity position differences] -> DG."""
     isobj = batch["o_isobj"][..., None]
@@ -179,7 +202,8 @@ def _combine(p, pre, geo, a_pos, a_val, opt_pos, batch):
     qp = torch.cat([ent[:, :, 0] - ent[:, :, 1], ent[:, :, 2] - ent[:, :, 0], ent[:, :, 2]],
                    -1)[:, :, None].expand(-1, -1, 4, -1)
     g = F.relu(_lin(p, f"{pre}.geo", geo)) * batch["o_isgeo"][..., None]
-    x = torch.cat([g, a_val[:, :, :4] * isobj, qv, diffs, pos_k, qp], -1)
+    x = torch.cat([g, a_val[:, :, :4] * isobj, qv, diffs, pos_k, qp]
+                  + ([] if extra is None else [extra]), -1)
     return F.relu(_lin(p, f"{pre}.out", x))
 
 
@@ -243,13 +267,31 @@ def image_ground(p, m1, m2, batch, size):
     return _combine(p, "img", torch.cat([pooled, samp], -1), a_pos, a_val, opt_pos, batch)
 
 
+def named_lookup(slots, batch, frames):
+    """Perfect (or tool) perception names every object, so a named object (each option's and
+    the question's two) is looked up by identity (colour, shape), not by a learned attention:
+    weights (S, B, 6, N) (one-hot on the object with that identity, zero when the scene has
+    none) and a found flag per option (S, B, 4, 1; object options only)."""
+    mask = slots[..., -1] > 0
+    ident = slots[..., 6 * frames:6 * frames + 7]                           # colour, shape
+    toks = torch.cat([batch["o_tok"][..., 0], batch["q_obj"]], -1)          # (S, B, 6)
+    tv = TOK_IDENT.to(slots.device)[toks]                                   # (S, B, 6, 7)
+    named = ((torch.einsum("sbqc,sbnc->sbqn", tv, ident) > 1.5) & mask[:, :, None]).float()
+    found = named[:, :, :4].sum(-1, keepdim=True) * batch["o_isobj"][..., None]
+    return named, found
+
+
 def object_ground(p, slots, batch, frames):
     """The object-list pathway (slots: (S, B, 4, slot_dim), laid out as features.SLOT_*):
     (S, B, 4, DG) and a pooled context (S, B, D_CTX)."""
     mask = slots[..., -1] > 0
     cen = slots[..., :2 * frames]                                           # per-frame centres
     box0 = slots[..., 2 * frames:2 * frames + 4]                            # frame-0 box
-    a, a_pos, a_val = _attend(p, "obj", slots, cen, mask, batch)
+    named, found = named_lookup(slots, batch, frames)
+    # the skill query's keys also see each object's motion (displacement first -> last frame)
+    disp = (cen[..., -2:] - cen[..., :2]).norm(dim=-1, keepdim=True)
+    a, a_pos, a_val = _attend(p, "obj", slots, cen, mask, batch, named=named,
+                              key_in=torch.cat([slots, disp], -1))
     geo = batch["o_geo"]
     opt_c = torch.stack([(geo[..., 0] + geo[..., 2]) / 2, (geo[..., 1] + geo[..., 3]) / 2], -1)
     # option x object relations: option box minus object box, option centre minus centres
@@ -261,7 +303,8 @@ def object_ground(p, slots, batch, frames):
     pooled = torch.einsum("sbqn,sbknd->sbkqd", wt[:, :, [0, 2]], h).flatten(-2)
     mx = h.masked_fill(~mask[:, :, None, :, None], 0.0).amax(3)          # h >= 0 (ReLU)
     opt_pos = opt_c.repeat(1, 1, 1, frames)
-    g = _combine(p, "obj", torch.cat([pooled, mx], -1), a_pos, a_val, opt_pos, batch)
+    g = _combine(p, "obj", torch.cat([pooled, mx], -1), a_pos, a_val, opt_pos, batch,
+                 extra=found)
     ctx = _lin(p, "octx", (a_val[:, :, 4:]).mean(2))
     return g, ctx
 
@@ -272,15 +315,19 @@ def score(p, kind, batch, encoder=None, size: int = 24):
     carries ``ii``, ``m2``, ``emb`` (a frozen encoder's maps: the conv1 integral image, conv2,
     embedding) skips the CNN."""
     ctx = []
-    if kind in ("plain", "agent"):
+    if kind == "plain":
         if "ii" in batch:             # the frozen encoder's maps, computed once per item
             m1, m2, emb = _Integral(batch["ii"]), batch["m2"], batch["emb"]
-        elif kind == "plain":
+        else:
             m1, m2, emb = cnn_maps(p, batch["img"])
+        ctx += [emb, image_ground(p, m1, m2, batch, size)]
+    elif kind == "agent":             # the spec's [image embedding; tool-output embedding]
+        if "emb" in batch:            # the frozen encoder's embedding, computed once per item
+            emb = batch["emb"]
         else:
             with torch.no_grad():
-                m1, m2, emb = cnn_maps(encoder, batch["img"])
-        ctx += [emb, image_ground(p, m1, m2, batch, size)]
+                emb = cnn(encoder, batch["img"])
+        ctx += [emb]
     if kind in ("oracle", "agent"):
         frames = (p["rel_geo.w"].shape[1] - 4) // 2
         g, octx = object_ground(p, batch["slots"], batch, frames)
