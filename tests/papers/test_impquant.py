@@ -277,3 +277,34 @@ def test_bad_params_value_names_the_key(cfg):
     bad = {**cfg, "settings": {"W3A16": {"w_bits": 3, "act_bits": 6}}}
     with pytest.raises(ConfigError, match="act_bits"):
         check_params(bad, REPO / "config")
+
+
+# ------------------------------------------------------------------ FP training
+def _tiny_cfg(cfg, **kw):
+    p = {**cfg["params"], "d_model": 16, "heads": 2, "ffn": 16, "lm_blocks": 1,
+         "outlier_channels": [1, 5], "n_train": 16, "epochs": 3, "batch": 8, "warmup": 1,
+         "loss_every": 2, "n_val": 8, "val_every": 2, **kw}
+    return {**cfg, "params": p}
+
+
+def test_position_embeddings_use_pos_std():
+    torch.manual_seed(0)
+    m = TinyVLM(d=64, pos_std=1.0)
+    assert 0.8 < float(m.vpos.std()) < 1.2 and 0.7 < float(m.tpos.std()) < 1.3
+    assert float(TinyVLM(d=64, pos_std=0.02).vpos.std()) < 0.05
+
+
+def test_fp_training_stops_at_the_validation_target_and_is_deterministic(cfg):
+    tr = scenes.generate(np.random.default_rng(0), 16)
+    va = scenes.generate(np.random.default_rng(1), 8)
+    c = _tiny_cfg(cfg, stop_acc=0.0)                      # any accuracy meets the target
+    model, curve, info = experiment.train_fp(c, 0, tr, "cpu", va)
+    assert info["steps"] == 2                             # the first validation check
+    assert {m for m, _, _ in curve} == {"fp_train_loss", "fp_val_loss", "fp_val_acc"}
+    c = _tiny_cfg(cfg, stop_acc=1.01)                     # never met: runs to the step cap
+    m1, curve1, info1 = experiment.train_fp(c, 0, tr, "cpu", va)
+    assert info1["steps"] == 6 and [s for m, s, _ in curve1 if m == "fp_val_acc"] == [2, 4, 6]
+    m2, curve2, _ = experiment.train_fp(c, 0, tr, "cpu", va)
+    assert curve1 == curve2
+    assert all(torch.equal(a, b) for a, b in zip(m1.parameters(), m2.parameters(),
+                                                 strict=True))

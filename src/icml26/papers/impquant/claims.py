@@ -74,6 +74,16 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
             f"{k[7:]} {v:.3f}" for k, v in per.items()) + ". When below 0.90, the spec's "
             "premise that the FP model is well trained did not hold at this scale's training "
             "budget, and the PTQ comparisons below are on a weaker model.")
+        if {"fp_steps", "fp_val_acc"} <= set(metrics.columns):
+            tr = metrics.groupby("seed")[["fp_steps", "fp_val_acc", "fp_val_loss"]].first()
+            cap = (int(cfg["params"]["n_train"]) // int(cfg["params"]["batch"])
+                   * int(cfg["params"]["epochs"]))
+            c.note += (f" FP training (early stop at validation accuracy >= "
+                       f"{cfg['params']['stop_acc']}, cap {cap} steps): "
+                       f"{int((tr['fp_steps'] < cap).sum())} of {len(tr)} seeds stopped early; "
+                       f"mean steps {tr['fp_steps'].mean():.0f}, final validation accuracy "
+                       f"{tr['fp_val_acc'].mean():.3f} (loss {tr['fp_val_loss'].mean():.3f}) on "
+                       "the seeds' own validation streams, read by no claim.")
     claims.append(c)
 
     s = "W3A16"
@@ -149,5 +159,17 @@ def check(cfg: dict, metrics, curves) -> list[Claim]:
         c.add("w_bg/w_obj", check_every(ratio, "<=", 0.5))
         c.note += (f" Mean weights: background {per['imp_w_bg'].mean():.3f}, object "
                    f"{per['imp_w_obj'].mean():.3f}.")
+        if {"red_bg", "red_obj"} <= set(metrics.columns):
+            red = metrics.groupby("seed")[["red_bg", "red_obj"]].first().mean()
+            c.note += (f" Why: the mean contextual redundancy r (cosine similarity on the LM "
+                       f"input to the {cfg['params']['k_similar']} most similar other visual "
+                       f"tokens) is {red['red_bg']:.3f} on background and {red['red_obj']:.3f} "
+                       f"on object tokens, so 1 - r on background is "
+                       f"{(1 - red['red_bg']) / max(1 - red['red_obj'], 1e-12):.3f} x that on "
+                       "objects before the floor and the renormalisation")
+            if "bg_at_floor" in metrics.columns:
+                c.note += (f"; {metrics.groupby('seed')['bg_at_floor'].first().mean():.3f} of "
+                           "background tokens sit at the floor")
+            c.note += "."
     claims.append(c)
     return claims

@@ -48,8 +48,13 @@ def pixels(patches):
     return (patches - 0.5) * 2.0
 
 
-def train_fp(cfg, seed, train, dev):
-    """The FP model of a seed: AdamW, linear warm-up + cosine, epochs over a fixed set."""
+def train_fp(cfg, seed, train, dev, val=None):
+    """The FP model of a seed: AdamW, linear warm-up + cosine over the step cap (epochs over a
+    fixed set). Every ``val_every`` steps the model is scored on ``val`` (the seed's own
+    validation stream, read by no claim); training stops at the first check whose validation
+    accuracy reaches ``stop_acc`` (the spec's target FP accuracy), else at the cap.
+
+    Returns (model, curve rows (metric, step, value), info {steps, val_acc, val_loss})."""
     import torch
 
     from icml26.lm.optim import AdamW, clip_grad_norm, warmup_cosine
@@ -60,7 +65,7 @@ def train_fp(cfg, seed, train, dev):
     torch.manual_seed(derive_seed(cfg["paper"], "init", seed) % 2**63)
     model = TinyVLM(d=p["d_model"], heads=p["heads"], ffn=p["ffn"], n_lm=p["lm_blocks"],
                     outliers=tuple(p["outlier_channels"]),
-                    outlier_gain=p["outlier_gain"]).to(dev)
+                    outlier_gain=p["outlier_gain"], pos_std=float(p["pos_std"])).to(dev)
     opt = AdamW(model.parameters(), p["lr"], betas=tuple(p["betas"]),
                 weight_decay=p["weight_decay"])
     x = torch.as_tensor(pixels(train["patches"]))
@@ -70,6 +75,10 @@ def train_fp(cfg, seed, train, dev):
     steps = per_epoch * int(p["epochs"])
     gen = torch.Generator().manual_seed(derive_seed(cfg["paper"], "batches", seed) % 2**63)
     curve, block, order = [], [], None
+    info = {"steps": steps, "val_acc": np.nan, "val_loss": np.nan}
+    if val is not None:
+        xv = torch.as_tensor(pixels(val["patches"])).to(dev)
+        tv, yv = torch.as_tensor(val["text"]).to(dev), torch.as_tensor(val["answer"]).to(dev)
     model.train()
     for step in range(steps):
         if step % per_epoch == 0:
@@ -83,12 +92,25 @@ def train_fp(cfg, seed, train, dev):
         opt.step(warmup_cosine(step, steps, int(p["warmup"]), float(p["final_frac"])))
         block.append(loss.item())
         if len(block) == int(p["loss_every"]) or step == steps - 1:
-            curve.append((step + 1, float(np.mean(block))))
+            curve.append(("fp_train_loss", step + 1, float(np.mean(block))))
             block = []
+        if val is not None and ((step + 1) % int(p["val_every"]) == 0 or step == steps - 1):
+            model.eval()
+            with torch.no_grad():
+                logits = torch.cat([model(xv[i: i + 500], tv[i: i + 500])
+                                    for i in range(0, len(yv), 500)])
+            model.train()
+            info = {"steps": step + 1,
+                    "val_loss": float(torch.nn.functional.cross_entropy(logits, yv)),
+                    "val_acc": float((logits.argmax(-1) == yv).float().mean())}
+            curve.append(("fp_val_loss", step + 1, info["val_loss"]))
+            curve.append(("fp_val_acc", step + 1, info["val_acc"]))
+            if info["val_acc"] >= float(p["stop_acc"]):
+                break
     model.eval()
     for prm in model.parameters():
         prm.requires_grad_(False)
-    return model, curve
+    return model, curve, info
 
 
 def answer_metrics(pred: np.ndarray, d: dict) -> dict[str, float]:
@@ -153,6 +175,16 @@ def _calibration(cfg, model, seed, nc, dev, heatmap):
               "imp_w_bg": float(w_imp[vis & ~obj].mean()),
               "imp_w_text": float(w_imp[~vis].mean()), "mod_lambda_vis": lam_vis,
               "mod_lambda_text": lam_text}
+    # the contextual redundancy r behind the visual weights (explains the C5 diagnostic):
+    # mean cosine similarity to the k most similar other visual tokens, as ptq.importance_weights
+    with torch.no_grad():
+        v = h_cal[:, :n_vis].cpu()
+        v = v / v.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+        cos = v @ v.transpose(-1, -2) - 2.0 * torch.eye(n_vis)
+        r = cos.topk(int(p["k_similar"]), dim=-1).values.mean(-1)
+    om = torch.as_tensor(cal["objmask"])
+    wstats |= {"red_obj": float(r[om].mean()), "red_bg": float(r[~om].mean()),
+               "bg_at_floor": float(((1.0 - r[~om]) <= float(p["vis_floor"])).float().mean())}
     for j in range(w_imp.shape[1] - n_vis):
         wstats[f"imp_w_textpos{j}"] = float(w_imp[:, n_vis + j].mean())
     if heatmap is not None:  # curve rows (step: token or pixel) read by the heat-map figure
@@ -182,13 +214,16 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
     for si, seed in enumerate(sorted({r.seed for r in runs})):
         t0 = time.process_time()
         tr = _data(cfg, seed, "train", int(p["n_train"]))
-        model, curve = train_fp(cfg, seed, tr, dev)
+        model, curve, info = train_fp(cfg, seed, tr, dev,
+                                      _data(cfg, seed, "val", int(p["n_val"])))
         del tr
         te = _data(cfg, seed, "test", int(p["n_test"]))
         with torch.no_grad():
             h_te = model.lm_input(torch.as_tensor(pixels(te["patches"])).to(dev),
                                   torch.as_tensor(te["text"]).to(dev))
-        fp = answer_metrics(_predict(model, h_te), te)
+        fp = answer_metrics(_predict(model, h_te), te) | {
+            "steps": float(info["steps"]), "val_acc": info["val_acc"],
+            "val_loss": info["val_loss"]}
         fp_cpu = time.process_time() - t0
         cals = {}
         for run in [r for r in runs if r.seed == seed]:
@@ -226,9 +261,8 @@ def train(cfg: dict, data: dict, runs: list) -> tuple[dict, list[dict]]:
             state[f"{run.key}/values"] = np.array([row[k] for k in names], float)
             state[f"{run.key}/layer_err_obj"] = np.array([d["err_obj"] for d in diag])
             state[f"{run.key}/layer_err_bg"] = np.array([d["err_bg"] for d in diag])
-            for step, v in curve:
-                rows.append({**run.as_dict(), "step": step, "metric": "fp_train_loss",
-                             "value": v})
+            for metric, step, v in curve:
+                rows.append({**run.as_dict(), "step": step, "metric": metric, "value": v})
         print(f"seed {seed}: FP acc {fp['acc']:.3f}, {time.process_time() - t0:.1f} CPU-s",
               flush=True)
     first = next((r for r in runs if r.method == "impquant"), runs[0]) if runs else None
