@@ -15,8 +15,8 @@ from icml26 import grid, pipeline, registry, seeding
 
 TORCH_PAPERS = ["bear", "castle", "cde-dataset-distillation", "chatsfm", "clasp", "codemamba",
                 "cofrgenets", "cryoace", "ctf-dojo", "cyber-reward-sparsity", "impquant",
-                "lamp", "muloco", "multihal", "outformer", "privasis", "pro-dyn", "protdis",
-                "rl-vs-sft-forgetting", "rollout-scheduling", "sad-flower",
+                "lamp", "logdiff", "muloco", "multihal", "outformer", "privasis", "pro-dyn",
+                "protdis", "rl-vs-sft-forgetting", "rollout-scheduling", "sad-flower",
                 "sim2real-safe-metarl", "smac", "smo-multilingual-safety",
                 "stage-accountability", "std-former", "telecomts", "telescope-perplexity",
                 "time-peft", "transformer-holder-approx", "unirrm", "vdw-gnn"]
@@ -43,6 +43,16 @@ def tiny_config(slug: str) -> dict:
         cfg["seeds"] = [0]
         cfg["params"].update(n_train_normal=20, n_train_per_type=5, n_test_normal=10,
                              n_test_per_type=2, cnn_epochs=1)
+        return cfg
+    if slug == "logdiff":
+        # smoke is the analytic variant only (numpy); torch trains the learned variant
+        cfg = pipeline.resolve(slug, "default")
+        cfg["seeds"] = [0]
+        cfg["methods"] = ["oracle", "logdiff"]
+        cfg["settings"] = {"learned-and": cfg["settings"]["learned-and"]}
+        cfg["params"]["learned"] = {**cfg["params"]["learned"], "samples": 8, "steps": 2,
+                                    "train_steps": 1, "n_pool": 64, "batch": 16}
+        cfg["params"].update(reference_samples=16, gf_samples=4, scatter_settings=[])
         return cfg
     if slug != "sim2real-safe-metarl":
         return pipeline.resolve(slug, "smoke")

@@ -70,6 +70,7 @@ CASES = {
     "protdis": ("lambda_adv", "epochs"),
     "also-social": ("eta", "episodes"),
     "eec-matlogic": ("lr_C", "n_queries"),
+    "logdiff": ("t_end", ("analytic", "steps")),
 }
 SLUGS = list(CASES)
 
