@@ -81,8 +81,8 @@ as the spec writes it.
   run (Table 2, S1's note), on the spec's seeds and not only the validation seeds. The side
   experiment on the validation seeds is outside the pipeline; it is reproduced by
   `scripts/side/rollout_scheduling_warm_start.py table`, `... thermometer` and
-  `... thermometer 0.5` (seeds 900..904). The 7 methods, the RL loop, the CBS mechanism and every claim threshold are the
-  spec's.
+  `... thermometer 0.5` (seeds 900..904). The 7 methods, the RL loop, the CBS mechanism and
+  every claim threshold are the spec's.
 - **Premises checked in the run.** The spec states that the SFT warm start gives roughly
   25-35% greedy accuracy overall, and that false-positive rollouts have a negative expected
   gain. Both are checked as sanity claims (S1, S3), and their notes give the measured values.
